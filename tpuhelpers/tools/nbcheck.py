@@ -1,0 +1,173 @@
+"""Notebook hygiene, in the spirit of tensorflow_docs' nbfmt.
+
+Checks every notebook against the conventions in CONTRIBUTING.md: normalized JSON, no stray
+metadata, outputs only in nbval reference cells, a title cell with an "Open in Colab" badge to the
+notebook's own path, the Colab install cell, a `parameters` cell, and a closing summary.
+
+    python -m tpuhelpers.tools.nbcheck            # report problems, exit 1 if any
+    python -m tpuhelpers.tools.nbcheck --fix      # normalize JSON, metadata, install cell, badge
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
+
+INSTALL_CELL = """\
+# On Colab, install what the runtime lacks: Colab TPU runtimes ship without TensorFlow.
+import importlib.util
+import os
+import sys
+
+if "google.colab" in sys.modules:
+    if importlib.util.find_spec("tensorflow") is None:
+        tf_wheel = "tensorflow-tpu" if os.path.exists("/dev/accel0") else "tensorflow"
+        %pip install -q {{tf_wheel}}==2.21.0 -f https://storage.googleapis.com/libtpu-tf-releases/index.html
+    %pip install -q "tpuhelpers @ git+https://github.com/{repository}"\
+"""
+
+
+def project_settings() -> dict:
+    """Returns `[tool.tpuhelpers]` from pyproject.toml: `repository` and `branch`."""
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        return tomllib.load(file)["tool"]["tpuhelpers"]
+
+
+def install_cell() -> str:
+    """Returns the source of the Colab install cell every notebook starts with."""
+    return INSTALL_CELL.format(repository=project_settings()["repository"])
+
+
+def colab_url(path: Path) -> str:
+    """Returns the "Open in Colab" URL of a notebook in this repository."""
+    settings = project_settings()
+    relative = path.resolve().relative_to(ROOT).as_posix()
+    return (
+        f"https://colab.research.google.com/github/{settings['repository']}/blob/"
+        f"{settings['branch']}/{relative}"
+    )
+
+
+def badge(path: Path) -> str:
+    """Returns the markdown of a notebook's "Open in Colab" badge."""
+    return f"[![Open In Colab]({BADGE_IMAGE})]({colab_url(path)})"
+
+
+def is_reference_cell(cell: dict) -> bool:
+    """True for code cells whose outputs nbval compares (see CONTRIBUTING.md)."""
+    return cell["cell_type"] == "code" and (
+        cell["source"].lstrip().startswith(CHECK_MARK)
+        or "nbval-check-output" in cell.get("metadata", {}).get("tags", [])
+    )
+
+
+def clean_outputs(outputs: list) -> list:
+    """Keeps what nbval compares: no stderr streams, no execution counts."""
+    kept = []
+    for output in outputs:
+        if output.get("output_type") == "stream" and output.get("name") == "stderr":
+            continue
+        if "execution_count" in output:
+            output["execution_count"] = None
+        kept.append(output)
+    return kept
+
+
+def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
+    """Returns `nb` in canonical form (see the module docstring)."""
+    nb.metadata = nbformat.from_dict(NOTEBOOK_METADATA)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for index, cell in enumerate(nb.cells):
+        cell.id = f"cell-{index:03d}"
+        tags = cell.get("metadata", {}).get("tags", [])
+        cell.metadata = nbformat.from_dict({"tags": tags} if tags else {})
+        if not cell.get("attachments"):
+            cell.pop("attachments", None)
+        if isinstance(cell.source, list):
+            cell.source = "".join(cell.source)
+        if cell.cell_type == "code":
+            cell.execution_count = None
+            cell.outputs = clean_outputs(cell.outputs) if is_reference_cell(cell) else []
+    if nb.cells and nb.cells[0].cell_type == "markdown":
+        nb.cells[0].source = BADGE_RE.sub(badge(path), nb.cells[0].source)
+    if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":
+        nb.cells[1].source = install_cell()
+    return nb
+
+
+def dumps(nb: nbformat.NotebookNode) -> str:
+    """Serializes like Jupyter does (indent 1, sorted keys), with a final newline."""
+    return nbformat.writes(nb) + "\n"
+
+
+def problems(path: Path) -> list[str]:
+    """Returns what is wrong with one notebook, one line each."""
+    text = path.read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=4)
+    found = []
+    cells = nb.cells
+    if len(cells) < 4:
+        return [f"{path}: too few cells ({len(cells)}): title, install, parameters, summary"]
+    title = cells[0]
+    if title.cell_type != "markdown" or not title.source.startswith("# "):
+        found.append(f"{path}: cell 0 must be markdown starting with '# Title'")
+    badges = BADGE_RE.findall(title.source)
+    if not badges:
+        found.append(f"{path}: cell 0 has no Open in Colab badge")
+    elif badges[0] != (BADGE_IMAGE, colab_url(path)):
+        found.append(f"{path}: badge points to {badges[0][1]}, expected {colab_url(path)}")
+    if cells[1].cell_type != "code" or cells[1].source != install_cell():
+        found.append(f"{path}: cell 1 is not the Colab install cell (run nbcheck --fix)")
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
+    if len(tagged) != 1 or cells[tagged[0]].cell_type != "code":
+        found.append(f"{path}: needs exactly one code cell tagged 'parameters', found {tagged}")
+    if cells[-1].cell_type != "markdown" or not cells[-1].source.startswith("## "):
+        found.append(f"{path}: the last cell must be the '## Summary' markdown cell")
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "code" and cell.outputs and not is_reference_cell(cell):
+            found.append(
+                f"{path}: cell {index} has outputs but is not a reference cell ({CHECK_MARK})"
+            )
+    if text != dumps(normalize(nbformat.reads(text, as_version=4), path)):
+        found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
+    return found
+
+
+def all_notebooks() -> list[Path]:
+    """Returns every notebook of every language, sorted."""
+    return sorted(NOTEBOOKS.glob("*/*.ipynb"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")
+    parser.add_argument("--fix", action="store_true", help="rewrite notebooks in canonical form")
+    args = parser.parse_args(argv)
+    paths = args.paths or all_notebooks()
+    if args.fix:
+        for path in paths:
+            nb = nbformat.read(path, as_version=4)
+            path.write_text(dumps(normalize(nb, path)), encoding="utf-8")
+    found = [line for path in paths for line in problems(path)]
+    print("\n".join(found) if found else f"{len(paths)} notebooks OK")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
