@@ -39,7 +39,7 @@ def tests(session: nox.Session) -> None:
         "--dist",
         "loadscope",  # keeps each notebook's cells on one worker (one kernel)
         "--nbval-lax",
-        "--sanitize-with",
+        "--nbval-sanitize-with",
         "tests/nbval_sanitize.cfg",
         NBVAL_DIR,
     )

@@ -142,8 +142,9 @@ def test_rule_no_parameter_server_next_to_a_tpu_worker():
         broken(
             "compute_engine_tpu_v2", parameterServerType="n1-standard-4", parameterServerCount=2
         ),
-        r"parameterServerCount: 2 \(parameterServerType: 'n1-standard-4'\)",
-        r"rejects parameterServerCount > 0; allowed: 0",
+        r"parameterServerCount: 2 with parameterServerType 'n1-standard-4', but a job with a "
+        r"Cloud TPU worker may have no parameter servers",
+        r"rejects parameterServerCount > 0\); allowed: 0, or leave both",
     )
     assert "\n" not in message  # one problem, one line
 
@@ -268,6 +269,8 @@ def test_every_broken_rule_is_reported_at_once():
 def test_config_must_be_a_mapping():
     with pytest.raises(JobSpecError, match="config must be a mapping, got list"):
         cj.validate_training_input([])
+    with pytest.raises(JobSpecError, match="trainingInput must be a mapping, got str"):
+        cj.validate_training_input({"trainingInput": "CUSTOM"})
 
 
 # --- Cloud TPU VMs --------------------------------------------------------------------------------
@@ -441,6 +444,13 @@ def good_vertex_spec() -> dict:
             lambda s: s["workerPoolSpecs"][0]["pythonPackageSpec"].pop("pythonModule"),
             r"pythonPackageSpec: missing pythonModule",
         ),
+        (
+            lambda s: s["workerPoolSpecs"][0].update(
+                pythonPackageSpec=None, containerSpec={"args": ["--x"]}
+            ),
+            r"containerSpec.imageUri: missing; allowed: an image URI\.",
+        ),
+        (lambda s: s.pop("workerPoolSpecs"), r"workerPoolSpecs: None pools"),
     ],
 )
 def test_vertex_rules(mutate, pattern):
@@ -667,7 +677,7 @@ def test_cost_chart_has_one_bar_pair_and_label_per_option():
     assert len(ax.patches) == 2 * len(cj.DEFAULT_COST_OPTIONS)  # TPU and host VM, stacked
     labels = [text.get_text() for text in ax.texts]
     v2_on_demand = cj.estimate_cost("v2-8", "us-central1", 24, host_machine_type="n1-standard-2")
-    assert f"${v2_on_demand.total_usd:,.2f}" in labels
+    assert f"${v2_on_demand.total_usd:,.2f}  (host VM ${v2_on_demand.host_usd:,.2f})" in labels
     assert "24-hour" in ax.get_title()
     matplotlib.pyplot.close(figure)
 

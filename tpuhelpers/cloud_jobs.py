@@ -383,13 +383,15 @@ def validate_training_input(config: Mapping[str, Any]) -> None:
             f"runtimeVersion: {runtime!r} is not available for TPUs; "
             f"allowed: {_allowed(AI_PLATFORM_TPU_RUNTIME_VERSIONS)}."
         )
-    ps_count = ti.get("parameterServerCount", 0)
-    if ps_count not in (0, "0", None) or ti.get("parameterServerType"):
+    ps_count, ps_type = ti.get("parameterServerCount", 0), ti.get("parameterServerType")
+    if ps_count not in (0, "0", None) or ps_type:
+        bad = f"parameterServerCount: {ps_count!r}" + (
+            f" with parameterServerType {ps_type!r}" if ps_type else ""
+        )
         problems.append(
-            f"parameterServerCount: {ps_count!r} (parameterServerType: "
-            f"{ti.get('parameterServerType')!r}), but a job with a Cloud TPU worker may have no "
-            "parameter servers: the service rejects parameterServerCount > 0; allowed: 0 or leave "
-            "both fields out."
+            f"{bad}, but a job with a Cloud TPU worker may have no parameter servers (the "
+            "service rejects parameterServerCount > 0); allowed: 0, or leave both "
+            "parameterServerCount and parameterServerType out."
         )
     if tier == "CUSTOM":
         problems += _custom_tier_problems(ti)
@@ -707,8 +709,9 @@ def vertex_machine_spec(accelerator_type: str) -> dict[str, Any]:
     """The Vertex AI `machineSpec` for a TPU type.
 
     `v2-N` and `v3-N` become `cloud-tpu` with `acceleratorType` TPU_V2/TPU_V3 and N cores; v5e
-    (`v5litepod-N`) and v6e (`v6e-N`) become a `ct5lp-hightpu-*` / `ct6e-standard-*` machine type
-    with a `tpuTopology`.
+    (`v5litepod-N`) becomes a `ct5lp-hightpu-1t/4t/8t` machine type with a `tpuTopology` (one
+    host up to 8 chips, `-4t` hosts beyond). v6e (`v6e-N`) follows the same pattern with the
+    `ct6e-standard-*` machine types; that mapping is inferred, not read from a page: re-check it.
 
     Raises:
         JobSpecError: Not a TPU type Vertex AI custom training takes.
@@ -1215,10 +1218,13 @@ def plot_cost_comparison(
                 color="#fbbc04", label=f"host VM ({host_machine_type}), billed apart")  # fmt: skip
     top = max(c.total_usd for c in costs) or 1.0
     for row, cost in zip(rows, costs, strict=True):
-        ax.text(cost.total_usd + top * 0.01, row, f"${cost.total_usd:,.2f}", va="center")
+        label = f"${cost.total_usd:,.2f}"
+        if cost.host_usd:
+            label += f"  (host VM ${cost.host_usd:,.2f})"
+        ax.text(cost.total_usd + top * 0.01, row, label, va="center", parse_math=False)
     ax.set_yticks(list(rows), labels)
     ax.invert_yaxis()
-    ax.set_xlim(0, top * 1.2)
+    ax.set_xlim(0, top * 1.4)
     ax.set_xlabel("US dollars")
     ax.set_title(f"A {hours:g}-hour training run, billed per second")
     ax.legend(loc="lower right", fontsize="small")

@@ -77,15 +77,12 @@ def is_reference_cell(cell: dict) -> bool:
 
 
 def clean_outputs(outputs: list) -> list:
-    """Keeps what nbval compares: no stderr streams, no execution counts."""
-    kept = []
-    for output in outputs:
-        if output.get("output_type") == "stream" and output.get("name") == "stderr":
-            continue
-        if "execution_count" in output:
-            output["execution_count"] = None
-        kept.append(output)
-    return kept
+    """Keeps what nbval compares: everything but stderr streams."""
+    return [
+        output
+        for output in outputs
+        if not (output.get("output_type") == "stream" and output.get("name") == "stderr")
+    ]
 
 
 def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
@@ -101,8 +98,10 @@ def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
         if isinstance(cell.source, list):
             cell.source = "".join(cell.source)
         if cell.cell_type == "code":
-            cell.execution_count = None
-            cell.outputs = clean_outputs(cell.outputs) if is_reference_cell(cell) else []
+            # nbval only compares cells that ran in the reference: those keep their count.
+            keep = is_reference_cell(cell) and cell.execution_count is not None
+            cell.outputs = clean_outputs(cell.outputs) if keep else []
+            cell.execution_count = cell.execution_count if keep else None
     if nb.cells and nb.cells[0].cell_type == "markdown":
         nb.cells[0].source = BADGE_RE.sub(badge(path), nb.cells[0].source)
     if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":

@@ -96,10 +96,11 @@ def prepare_for_nbval(notebooks: list[Path], output_dir: Path) -> list[Path]:
         )
         # papermill may drop outputs when preparing: put the committed references back.
         source, copy = nbformat.read(notebook, 4), nbformat.read(output, 4)
-        references = {cell.id: cell.outputs for cell in source.cells if cell.cell_type == "code"}
+        references = {cell.id: cell for cell in source.cells if cell.cell_type == "code"}
         for cell in copy.cells:
-            if cell.cell_type == "code":
-                cell.outputs = references.get(cell.get("id"), [])
+            if cell.cell_type == "code" and cell.get("id") in references:
+                cell.outputs = references[cell.id].outputs
+                cell.execution_count = references[cell.id].execution_count
         nbformat.write(copy, output)
         prepared.append(output)
     shutil.copy(NBVAL_CONFTEST, output_dir / "conftest.py")
@@ -113,11 +114,12 @@ def store_references(notebook: Path, executed: Path) -> int:
         How many reference cells were updated.
     """
     source, result = nbformat.read(notebook, 4), nbformat.read(executed, 4)
-    outputs = {cell.get("id"): cell.outputs for cell in result.cells if cell.cell_type == "code"}
+    executed = {cell.get("id"): cell for cell in result.cells if cell.cell_type == "code"}
     updated = 0
     for cell in source.cells:
-        if nbcheck.is_reference_cell(cell):
-            cell.outputs = nbcheck.clean_outputs(outputs.get(cell.id, []))
+        if nbcheck.is_reference_cell(cell) and cell.id in executed:
+            cell.outputs = nbcheck.clean_outputs(executed[cell.id].outputs)
+            cell.execution_count = executed[cell.id].execution_count
             updated += 1
     notebook.write_text(nbcheck.dumps(nbcheck.normalize(source, notebook)), encoding="utf-8")
     return updated
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: all of --lang")
     parser.add_argument("--lang", action="append", help="language folder(s); default: all")
     parser.add_argument("--out", type=Path, help="output folder")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     languages = args.lang or (["en"] if args.command == "refs" else None)
     notebooks = [p.resolve() for p in args.notebooks] or find_notebooks(languages)
     if args.command == "prepare-nbval":
