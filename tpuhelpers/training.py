@@ -96,7 +96,7 @@ def build_optimizer(strategy: Any, optimizer: Any, model_or_variables: Any) -> A
     return optimizer
 
 
-def fix_steps_per_execution(model: Any) -> Any:
+def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3.
 
     Call it after `model.compile(...)`. It replaces the model's train function with one that
@@ -108,6 +108,7 @@ def fix_steps_per_execution(model: Any) -> Any:
 
     Args:
         model: A compiled Keras model, created inside the strategy's scope.
+        always: Install the train function even where Keras' own works (for benchmarks).
 
     Returns:
         The same model.
@@ -121,7 +122,8 @@ def fix_steps_per_execution(model: Any) -> Any:
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     steps = check_steps_per_execution(int(model.steps_per_execution))
     strategy = model.distribute_strategy
-    if keras_flavor() != "keras3" or strategy.num_replicas_in_sync == 1 or steps == 1:
+    needed = keras_flavor() == "keras3" and strategy.num_replicas_in_sync > 1 and steps > 1
+    if not (needed or always):
         return model
 
     def make_train_function(force: bool = False) -> Any:
@@ -186,3 +188,26 @@ def check_steps_per_execution(value: object) -> int:
             f"the upstream guide uses 50 on TPUs), got {value!r}."
         )
     return value
+
+
+def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:
+    """Training throughput from the end times of successive executions, warm-up excluded.
+
+    The first execution includes tracing and compilation, so the rate is measured from its end
+    to the end of the last one.
+
+    Args:
+        times: `time.perf_counter()` at the end of each execution (at least two).
+        steps: The total step count at those times.
+        global_batch: Examples per step, over all replicas.
+
+    Raises:
+        ValueError: Fewer than two executions were timed.
+    """
+    if len(times) < 2 or len(times) != len(steps):
+        raise ValueError(
+            f"Need the end times and step counts of at least two executions, got "
+            f"{len(times)} times and {len(steps)} step counts: run more steps than "
+            "steps_per_execution."
+        )
+    return (steps[-1] - steps[0]) * global_batch / (times[-1] - times[0])

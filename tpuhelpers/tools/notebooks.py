@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", action="append", help="language folder(s); default: all")
     parser.add_argument("--out", type=Path, help="output folder")
     args = parser.parse_intermixed_args(argv)
-    languages = args.lang or (["en"] if args.command == "refs" else None)
+    # References live in the English notebooks; the localized ones copy them when built.
+    languages = args.lang or (["en"] if args.command in ("refs", "prepare-nbval") else None)
     notebooks = [p.resolve() for p in args.notebooks] or find_notebooks(languages)
     if args.command == "prepare-nbval":
         prepared = prepare_for_nbval(notebooks, args.out or ROOT / "build" / "nbval")

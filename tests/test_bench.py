@@ -1,0 +1,70 @@
+"""The benchmark runs end to end (tiny settings) and counts FLOPs as REFERENCE.md measured."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tpuhelpers import bench
+
+
+def test_flops_of_the_guides_model():
+    # REFERENCE.md: about 0.76 GFLOP forward, 2.3 GFLOP per training example at 256 filters.
+    flops = bench.training_flops_per_example(bench.create_model(256))
+    assert flops / 3 == pytest.approx(0.758e9, rel=0.01)
+    assert flops == pytest.approx(2.27e9, rel=0.01)
+
+
+@pytest.mark.slow
+def test_bench_writes_table_json_and_chart(tmp_path):
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tpuhelpers.bench",
+            "--filters",
+            "4",
+            "--batch",
+            "16",
+            "--replicas",
+            "2",
+            "--steps",
+            "4",
+            "--steps-per-execution",
+            "2",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    assert "multi-step loop, 2 steps per call" in completed.stdout
+    figures = json.loads((tmp_path / "bench_f4_b16_r2.json").read_text())
+    assert figures["settings"]["replicas"] == 2
+    assert [row["style"] for row in figures["results"]] == [
+        "fit, steps_per_execution=1",
+        "fit, steps_per_execution=2",
+        "custom loop, 1 step per call",
+        "multi-step loop, 2 steps per call",
+    ]
+    for row in figures["results"]:
+        assert row["examples_per_second"] > 0 and 0 < row["model_flops_utilization"] < 1
+    assert (tmp_path / "bench_f4_b16_r2.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"steps": 5, "steps_per_execution": 2}, "must be a multiple of steps_per_execution"),
+        ({"steps_per_execution": 0}, "steps_per_execution must be an integer of at least 1"),
+        ({"steps": -1}, "steps must be a positive integer"),
+    ],
+)
+def test_bench_rejects_bad_settings(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        bench.run(**kwargs)

@@ -1,0 +1,420 @@
+"""The localization machinery on a tiny notebooks tree in a temporary folder (real files)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import polib
+import pytest
+
+from tpuhelpers.tools import l10n, links, nbcheck
+
+TITLE = """\
+# Alpha notebook
+
+[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://example.com)
+
+Alpha shows `tf.device` and links to [beta](02_beta.ipynb).
+
+You will:
+
+* run `strategy.run`,
+* read the [guide](https://www.tensorflow.org/guide/tpu)."""
+TABLE = """\
+## Where
+
+| where | how |
+| --- | --- |
+| Colab | `tpu="local"` |"""
+FENCE = """\
+Run this:
+
+```bash
+nox -s tests
+
+nox -s lint
+```"""
+
+
+def notebook(*cells: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A notebook with the conventional first cells (title, install, parameters) and `cells`."""
+    nb = nbformat.v4.new_notebook()
+    parameters = nbformat.v4.new_code_cell("STEPS = 10", metadata={"tags": ["parameters"]})
+    nb.cells = [nbformat.v4.new_markdown_cell(TITLE), nbformat.v4.new_code_cell(""), parameters]
+    nb.cells += list(cells)
+    nb.cells.append(nbformat.v4.new_markdown_cell("## Summary\n\n* `STEPS` steps ran."))
+    return nb
+
+
+def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
+    """Writes a notebook in canonical form, with its badge, as `nbcheck --fix` would."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbcheck.normalize(nb, nbcheck.ROOT / relative)
+    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> l10n.Tree:
+    """Two English notebooks, catalogs for de and it, built notebooks, a README with the table."""
+    reference = nbformat.v4.new_code_cell(
+        "# NBVAL_CHECK_OUTPUT\nprint(STEPS)",
+        outputs=[nbformat.v4.new_output("stream", name="stdout", text="10\n")],
+    )
+    write(
+        tmp_path,
+        "notebooks/en/01_alpha.ipynb",
+        notebook(
+            nbformat.v4.new_markdown_cell(TABLE),
+            reference,
+            nbformat.v4.new_markdown_cell(FENCE),
+        ),
+    )
+    write(
+        tmp_path,
+        "notebooks/en/02_beta.ipynb",
+        notebook(
+            nbformat.v4.new_markdown_cell("Beta places `a` on `/GPU:0`."),
+            nbformat.v4.new_code_cell("a = 1"),
+        ),
+    )
+    (tmp_path / "README.md").write_text(
+        f"# Course\n\n{links.TABLE_START}\n{links.TABLE_END}\n", encoding="utf-8"
+    )
+    tree = l10n.Tree(tmp_path)
+    l10n.extract(tree, add="de")
+    l10n.extract(tree, add="it")
+    l10n.build(tree)
+    links.fix_readme(tmp_path)
+    return tree
+
+
+def catalog(tree: l10n.Tree, lang: str, stem: str) -> polib.POFile:
+    return l10n.read_catalog(tree.catalog(lang, stem), tree)
+
+
+def translate_all(tree: l10n.Tree, lang: str = "de") -> None:
+    """Translates every message "by hand": a marker word, code spans and links kept."""
+    for path in tree.catalogs(lang):
+        po = l10n.read_catalog(path, tree)
+        for entry in po:
+            entry.msgstr = entry.msgid.replace("Alpha", "Alfa").replace("Beta", "Bet") + " ✓"
+            if entry.msgid.startswith("|") or entry.msgid.startswith("```"):
+                entry.msgstr = entry.msgid  # tables and fences: kept as they are
+            if entry.fuzzy:
+                entry.flags.remove(l10n.FUZZY)
+                entry.previous_msgid = None
+        path.write_text(l10n.serialize(po), encoding="utf-8")
+
+
+def set_english_block(tree: l10n.Tree, stem: str, old: str, new: str) -> None:
+    path = tree.notebooks / "en" / f"{stem}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        cell.source = cell.source.replace(old, new)
+    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- markdown blocks
+
+
+def test_split_blocks_round_trips_and_keeps_fences_and_tables_whole() -> None:
+    text = f"{TITLE}\n\n\n{TABLE}\n\n{FENCE}\n"
+    parts = l10n.split_blocks(text)
+    assert "\n".join(part for _, part in parts) == text
+    blocks = [part for is_block, part in parts if is_block]
+    assert blocks[-1] == "```bash\nnox -s tests\n\nnox -s lint\n```"
+    assert "| --- | --- |" in blocks[-3] and blocks[-3].startswith("| where")
+    assert l10n.kind(blocks[-1]) == "fence" and l10n.kind(blocks[-3]) == "table"
+
+
+def test_messages_name_notebook_cell_and_block_and_skip_the_badge(tree: l10n.Tree) -> None:
+    found = l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")
+    places = [f"{file}:{block}" for file, block in (m.occurrence for m in found)]
+    assert places[:4] == [
+        "01_alpha.ipynb:cell-000:0",
+        "01_alpha.ipynb:cell-000:2",  # block 1, the badge, is not a message
+        "01_alpha.ipynb:cell-000:3",
+        "01_alpha.ipynb:cell-000:4",
+    ]
+    assert not any("colab-badge" in m.msgid for m in found)
+    text = tree.catalog("de", "01_alpha").read_text(encoding="utf-8")
+    assert "#: 01_alpha.ipynb:cell-003:1\n" in text
+    assert '"Language: de\\n"' in text and "charset=UTF-8" in text and "Plural-Forms" in text
+
+
+# ----------------------------------------------------------------------------- extract and build
+
+
+def test_round_trip_copies_code_and_outputs_and_translates_markdown(tree: l10n.Tree) -> None:
+    assert l10n.check(tree) == []
+    translate_all(tree)
+    l10n.build(tree)
+    assert l10n.check(tree) == []
+    english = nbformat.read(tree.notebooks / "en" / "01_alpha.ipynb", as_version=4)
+    german_path = tree.localized("de", "01_alpha")
+    german = nbformat.read(german_path, as_version=4)
+    assert len(german.cells) == len(english.cells)
+    for en, de in zip(english.cells, german.cells, strict=True):
+        if en.cell_type == "code":
+            assert de == en  # source, tags, metadata and reference outputs, by construction
+    assert german.cells[0].source.startswith("# Alfa notebook ✓\n\n[![Open In Colab]")
+    assert links.colab_url(german_path, tree.root).endswith("notebooks/de/01_alpha.ipynb")
+    assert links.colab_url(german_path, tree.root) in german.cells[0].source
+    assert "Alfa shows `tf.device` and links to [beta](02_beta.ipynb). ✓" in german.cells[0].source
+    # Italian is untranslated: English text, Italian badge.
+    italian = nbformat.read(tree.localized("it", "01_alpha"), as_version=4)
+    assert italian.cells[3] == english.cells[3]
+    assert "notebooks/it/01_alpha.ipynb" in italian.cells[0].source
+    # The build's output is in nbcheck's canonical form.
+    text = german_path.read_text(encoding="utf-8")
+    nb = nbformat.reads(text, as_version=4)
+    assert (
+        nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / "notebooks/de/01_alpha.ipynb")) == text
+    )
+
+
+def test_extract_is_idempotent(tree: l10n.Tree) -> None:
+    translate_all(tree)
+    before = {path: path.read_text(encoding="utf-8") for path in tree.catalogs("de")}
+    assert l10n.extract(tree) == ["catalogs up to date"]
+    assert {path: path.read_text(encoding="utf-8") for path in tree.catalogs("de")} == before
+
+
+def test_changed_english_fails_check_until_extract_translate_build(tree: l10n.Tree) -> None:
+    translate_all(tree)
+    l10n.build(tree)
+    set_english_block(tree, "02_beta", "Beta places `a`", "Beta now places `a`")
+    found = l10n.check(tree, ["de"])
+    assert any(
+        "notebooks/de/po/02_beta.po is out of date with notebooks/en/02_beta.ipynb" in line
+        and "02_beta.ipynb:cell-003:0" in line
+        for line in found
+    ), found
+    assert any("notebooks/de/02_beta.ipynb: cell-003 (markdown) differs" in p for p in found)
+
+    l10n.extract(tree)
+    found = l10n.check(tree, ["de"])
+    assert not any("out of date" in line for line in found)
+    assert any("cell-003 (markdown) differs" in line for line in found)  # not rebuilt yet
+
+    l10n.build(tree)  # the fuzzy translation is not used: English until someone translates
+    assert l10n.check(tree) == []
+    german = nbformat.read(tree.localized("de", "02_beta"), as_version=4)
+    assert german.cells[3].source == "Beta now places `a` on `/GPU:0`."
+
+    translate_all(tree)
+    assert any("cell-003 (markdown) differs" in line for line in l10n.check(tree))
+    l10n.build(tree)
+    assert l10n.check(tree) == []
+    german = nbformat.read(tree.localized("de", "02_beta"), as_version=4)
+    assert german.cells[3].source == "Bet now places `a` on `/GPU:0`. ✓"
+
+
+def test_hand_edited_code_cell_in_localized_notebook_fails_check(tree: l10n.Tree) -> None:
+    path = tree.localized("it", "02_beta")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[4].source = "a = 2  # corretto"
+    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    found = l10n.check(tree)
+    assert found == [
+        "notebooks/it/02_beta.ipynb: cell-004 (code) differs from notebooks/en/02_beta.ipynb: "
+        "code, tags, metadata and outputs are copied from English; edit the English notebook; "
+        "run `python -m tpuhelpers.tools.l10n build` to rewrite it"
+    ]
+    assert l10n.main(["check", "--root", str(tree.root)]) == 1
+    l10n.build(tree)
+    assert l10n.check(tree) == []
+
+
+def test_changed_message_keeps_old_translation_as_fuzzy_with_previous_msgid(
+    tree: l10n.Tree,
+) -> None:
+    translate_all(tree)
+    set_english_block(tree, "02_beta", "Beta places `a`", "Beta now places `a`")
+    log = l10n.extract(tree, ["de"])
+    assert "notebooks/de/po/02_beta.po: updated: 0 new, 1 fuzzy, 0 obsolete, 7 messages" in log
+    entry = catalog(tree, "de", "02_beta").find("Beta now places `a` on `/GPU:0`.")
+    assert entry.fuzzy
+    assert entry.previous_msgid == "Beta places `a` on `/GPU:0`."
+    assert entry.msgstr == "Bet places `a` on `/GPU:0`. ✓"
+    assert entry.occurrences == [("02_beta.ipynb:cell-003", "0")]
+    text = tree.catalog("de", "02_beta").read_text(encoding="utf-8")
+    assert '#, fuzzy\n#| msgid "Beta places `a` on `/GPU:0`."\n' in text
+    # Changed again before anyone translated: the previous English stays the one translated.
+    set_english_block(tree, "02_beta", "Beta now places", "Beta today places")
+    l10n.extract(tree, ["de"])
+    entry = catalog(tree, "de", "02_beta").find("Beta today places `a` on `/GPU:0`.")
+    assert entry.fuzzy and entry.previous_msgid == "Beta places `a` on `/GPU:0`."
+    assert l10n.counts(tree, ["de"])[1].fuzzy == 1
+
+
+def test_removed_message_becomes_obsolete_and_comes_back(tree: l10n.Tree) -> None:
+    translate_all(tree)
+    set_english_block(tree, "01_alpha", "Run this:\n\n", "")
+    log = l10n.extract(tree, ["de"])
+    assert "notebooks/de/po/01_alpha.po: updated: 0 new, 0 fuzzy, 1 obsolete, 9 messages" in log
+    po = catalog(tree, "de", "01_alpha")
+    assert [(e.msgid, e.msgstr) for e in po.obsolete_entries()] == [("Run this:", "Run this: ✓")]
+    assert '#~ msgid "Run this:"\n#~ msgstr "Run this: ✓"\n' in tree.catalog(
+        "de", "01_alpha"
+    ).read_text(encoding="utf-8")
+    # Untranslated messages that leave English are dropped, not kept as obsolete.
+    assert catalog(tree, "it", "01_alpha").obsolete_entries() == []
+    set_english_block(tree, "01_alpha", "```bash", "Run this:\n\n```bash")
+    l10n.extract(tree, ["de"])
+    entry = catalog(tree, "de", "01_alpha").find("Run this:")
+    assert entry.msgstr == "Run this: ✓" and not entry.fuzzy and not entry.obsolete
+
+
+def test_new_notebook_gets_catalogs_and_missing_ones_fail_check(tree: l10n.Tree) -> None:
+    write(tree.root, "notebooks/en/03_gamma.ipynb", notebook())
+    found = l10n.check(tree, with_links=False)
+    assert found == [
+        "notebooks/de/po/03_gamma.po is missing for notebooks/en/03_gamma.ipynb; run "
+        "`python -m tpuhelpers.tools.l10n extract` then build",
+        "notebooks/it/po/03_gamma.po is missing for notebooks/en/03_gamma.ipynb; run "
+        "`python -m tpuhelpers.tools.l10n extract` then build",
+    ]
+    l10n.extract(tree)
+    found = l10n.check(tree, with_links=False)
+    assert found == [
+        "notebooks/de/03_gamma.ipynb is missing; run `python -m tpuhelpers.tools.l10n build`",
+        "notebooks/it/03_gamma.ipynb is missing; run `python -m tpuhelpers.tools.l10n build`",
+    ]
+    l10n.build(tree)
+    links.fix_readme(tree.root)
+    assert l10n.check(tree) == []
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+def test_po_syntax_error_names_file_and_line(tree: l10n.Tree, capsys) -> None:
+    path = tree.catalog("de", "02_beta")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith('msgstr ""') and i > 5)
+    lines[number] = 'msgstr "ein "kaputtes" Zitat"'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(
+        l10n.L10nError, match=rf"^notebooks/de/po/02_beta.po:{number + 1}: PO syntax"
+    ):
+        l10n.read_catalog(path, tree)
+    found = l10n.check(tree)
+    assert any(
+        line.startswith(f"notebooks/de/po/02_beta.po:{number + 1}: PO syntax") for line in found
+    )
+    assert l10n.main(["build", "--root", str(tree.root)]) == 1
+    error = capsys.readouterr().err
+    assert (
+        f"notebooks/de/po/02_beta.po:{number + 1}: PO syntax error: unescaped double quote" in error
+    )
+
+
+def test_translation_that_breaks_a_code_span_or_a_link_is_reported_and_not_built(
+    tree: l10n.Tree,
+) -> None:
+    path = tree.catalog("de", "01_alpha")
+    po = l10n.read_catalog(path, tree)
+    po.find(
+        TITLE.split("\n\n")[2]
+    ).msgstr = "Alfa zeigt `tf.Device` und verweist auf [Beta](02_beta.ipynb)."
+    po.find("Run this:").msgstr = "Führen Sie das aus, siehe [hier](03_missing.ipynb):"
+    path.write_text(l10n.serialize(po), encoding="utf-8")
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert len(found) == 2
+    first, second = sorted(found, key=lambda line: "cell-005" in line)
+    assert (
+        first.startswith("notebooks/de/po/01_alpha.po:") and "(01_alpha.ipynb:cell-000:2)" in first
+    )
+    assert (
+        "code spans differ from the English: missing `tf.device`; not in the English `tf.Device`"
+        in first
+    )
+    assert "(01_alpha.ipynb:cell-005:0)" in second
+    assert "link targets differ from the English: not in the English 03_missing.ipynb" in second
+    l10n.build(tree)  # broken translations fall back to English
+    german = nbformat.read(tree.localized("de", "01_alpha"), as_version=4)
+    assert "Alpha shows `tf.device`" in german.cells[0].source
+    assert german.cells[5].source.startswith("Run this:")
+
+
+def test_translation_that_breaks_markdown_structure_is_reported() -> None:
+    english = "* one `a`,\n* two `b`."
+    assert l10n.translation_problems(english, "* eins `a`,\n* zwei `b`.") == []
+    assert l10n.translation_problems(english, "* eins `a`, zwei `b`.") == [
+        "markdown structure: list items 1, English 2"
+    ]
+    assert l10n.translation_problems("## Summary", "# Zusammenfassung") == [
+        "markdown structure: headings ['#'], English ['##']"
+    ]
+    table = "| a | b |\n| --- | --- |\n| `x` | y |"
+    assert l10n.translation_problems(table, "| a | b |\n| --- | --- |\n| `x` | y | z |") == [
+        "markdown structure: table cells per row [3, 3, 4], English [3, 3, 3]"
+    ]
+
+
+def test_catalog_for_a_deleted_notebook_is_an_error_unless_pruned(tree: l10n.Tree, capsys) -> None:
+    (tree.notebooks / "en" / "02_beta.ipynb").unlink()
+    with pytest.raises(l10n.L10nError, match="no English notebook in notebooks/en/ for: "):
+        l10n.extract(tree)
+    assert l10n.main(["extract", "--root", str(tree.root)]) == 1
+    error = capsys.readouterr().err
+    assert "notebooks/de/po/02_beta.po, notebooks/de/02_beta.ipynb" in error
+    assert "extract --prune" in error
+    assert any("notebooks/it/po/02_beta.po" in line for line in l10n.check(tree))
+    log = l10n.extract(tree, prune=True)
+    assert "notebooks/de/po/02_beta.po: removed (no English notebook)" in log
+    assert not tree.catalog("it", "02_beta").exists()
+    assert not tree.localized("it", "02_beta").exists()
+    # The English alpha notebook still links to the deleted beta: only links complain.
+    assert l10n.check(tree, with_links=False) == []
+    links.fix_readme(tree.root)
+    assert all("'02_beta.ipynb' does not resolve" in line for line in links.problems(tree.root))
+
+
+def test_unknown_language_code_lists_the_available_ones(tree: l10n.Tree, capsys) -> None:
+    for command in ("extract", "build", "check", "report"):
+        assert l10n.main([command, "--lang", "xx", "--root", str(tree.root)]) == 1
+        error = capsys.readouterr().err
+        assert "no catalogs for language 'xx' (there is no notebooks/xx/po/)" in error
+        assert "available: de, it" in error and "extract --add xx" in error
+    with pytest.raises(l10n.L10nError, match="no Plural-Forms known for 'tlh'"):
+        l10n.extract(tree, add="tlh")
+    with pytest.raises(l10n.L10nError, match="not a language code"):
+        l10n.extract(tree, add="../de")
+
+
+def test_localized_folder_without_catalogs_fails_check(tree: l10n.Tree) -> None:
+    write(tree.root, "notebooks/fr/01_alpha.ipynb", notebook())
+    found = l10n.check(tree, with_links=False)
+    assert found == [
+        "notebooks/fr/ holds notebooks but no po/ catalogs: localized notebooks are built from "
+        "catalogs (see CONTRIBUTING.md, Translations)"
+    ]
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
+    translate_all(tree, "de")
+    set_english_block(tree, "02_beta", "Beta places `a`", "Beta now places `a`")
+    l10n.extract(tree)
+    rows = {(row.lang, row.notebook): row for row in l10n.counts(tree)}
+    assert (rows["de", "01_alpha"].translated, rows["de", "01_alpha"].total) == (10, 10)
+    assert (rows["de", "02_beta"].translated, rows["de", "02_beta"].fuzzy) == (6, 1)
+    assert rows["it", "02_beta"].untranslated == 7 and rows["it", "02_beta"].percent == 0
+    assert l10n.main(["report", "--root", str(tree.root)]) == 0
+    table = capsys.readouterr().out
+    assert "| de | 01_alpha | 10 | 0 | 0 | 10 | 100% |" in table
+    assert "| de | 02_beta | 6 | 1 | 0 | 7 | 86% |" in table
+    assert "| de | **all** | 16 | 1 | 0 | 17 | 94% |" in table
+    assert l10n.main(["report", "--require-complete", "--root", str(tree.root)]) == 1
+    assert "not complete: de/02_beta, it/01_alpha, it/02_beta" in capsys.readouterr().err
+    translate_all(tree, "de")
+    assert (
+        l10n.main(["report", "--lang", "de", "--require-complete", "--root", str(tree.root)]) == 0
+    )

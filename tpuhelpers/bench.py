@@ -1,0 +1,356 @@
+"""Benchmark the four training-loop styles of the curriculum on the hardware at hand.
+
+    python -m tpuhelpers.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
+                               [--steps-per-execution 10] [--out build/bench]
+
+Styles: `Model.fit` with `steps_per_execution` 1 and N, the custom loop with one step per call,
+and the multi-step loop (N steps per call). Each runs the guide's model on synthetic data (so the
+input pipeline is not measured) from the same seed; the first execution of each (tracing and
+compilation) is left out of the timing. Also measured, in the same run and on the same device:
+the FLOP/s of a dense fp32 matmul, which gives the model FLOP utilization (MFU) = achieved
+training FLOP/s / matmul FLOP/s; and `Model.fit` through `training.fix_steps_per_execution` vs
+Keras' own multi-step loop, on one replica, where Keras' own works.
+
+Prints a table, writes `bench.json` and `bench.png` into `--out`. It is a benchmark that prints
+figures, not a test: nothing here asserts a speed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tpuhelpers import hardware, training
+
+
+def create_model(filters: int) -> Any:
+    """The TPU guide's MNIST model (two Conv2D of `filters`, Dense 256/128/10, L2 penalties)."""
+    import tensorflow as tf
+
+    regularizer = tf.keras.regularizers.L2(1e-5)
+    return tf.keras.Sequential(
+        [
+            tf.keras.layers.Input(shape=(28, 28, 1)),
+            tf.keras.layers.Conv2D(filters, 3, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Conv2D(filters, 3, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(256, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Dense(128, activation="relu", kernel_regularizer=regularizer),
+            tf.keras.layers.Dense(10, kernel_regularizer=regularizer),
+        ]
+    )
+
+
+def training_flops_per_example(model: Any) -> float:
+    """Multiply-add FLOPs of one training example: 3x the forward pass (forward + backward).
+
+    Counts Conv2D (2 x output pixels x kernel area x input channels x filters) and Dense
+    (2 x inputs x units) layers, which hold nearly all the work of the guide's model.
+    """
+    import tensorflow as tf
+
+    forward = 0.0
+    for layer in model.layers:
+        if isinstance(layer, tf.keras.layers.Conv2D):
+            _, height, width, filters = layer.output.shape
+            k_h, k_w = layer.kernel_size
+            forward += 2.0 * height * width * k_h * k_w * layer.input.shape[-1] * filters
+        elif isinstance(layer, tf.keras.layers.Dense):
+            forward += 2.0 * layer.input.shape[-1] * layer.units
+    return 3.0 * forward
+
+
+def matmul_flops_per_second(size: int = 2048, repeats: int = 10) -> float:
+    """Dense fp32 matmul throughput on the first accelerator (or the CPU), warm-up excluded."""
+    import tensorflow as tf
+
+    with tf.device(hardware.accelerator_device()):
+        a = tf.random.stateless_normal((size, size), seed=(1, 2))
+        b = tf.random.stateless_normal((size, size), seed=(3, 4))
+
+        @tf.function
+        def chain(a: Any, b: Any) -> Any:
+            c = a
+            for _ in range(repeats):
+                c = tf.matmul(c, b) * 1e-3  # scaled so values stay finite
+            return tf.reduce_sum(c)
+
+        chain(a, b).numpy()  # warm-up: tracing
+        start = time.perf_counter()
+        chain(a, b).numpy()
+        seconds = time.perf_counter() - start
+    return 2.0 * size**3 * repeats / seconds
+
+
+def _synthetic_dataset(batch: int, seed: int) -> Any:
+    import tensorflow as tf
+
+    images = tf.random.stateless_uniform((batch, 28, 28, 1), seed=(seed, 0))
+    labels = tf.random.stateless_uniform((batch,), seed=(seed, 1), maxval=10, dtype=tf.int64)
+    return tf.data.Dataset.from_tensors((images, labels)).repeat()
+
+
+def _compiled_model(strategy: Any, filters: int, steps_per_execution: int, seed: int) -> Any:
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(seed)
+    with strategy.scope():
+        model = create_model(filters)
+        model.compile(
+            optimizer="adam",
+            steps_per_execution=steps_per_execution,
+            loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
+    return model
+
+
+def bench_fit(
+    strategy: Any, filters: int, batch: int, steps: int, spe: int, seed: int, *, helper: bool
+) -> float:
+    """Examples/s of `Model.fit`; `helper` installs `training.fix_steps_per_execution`."""
+    import tensorflow as tf
+
+    model = _compiled_model(strategy, filters, spe, seed)
+    if helper:
+        training.fix_steps_per_execution(model, always=True)
+    times: list[float] = []
+    counts: list[int] = []
+
+    class Timer(tf.keras.callbacks.Callback):
+        def on_train_batch_end(self, batch_index: int, logs: Any = None) -> None:
+            times.append(time.perf_counter())
+            counts.append(len(times) * spe)
+
+    dataset = _synthetic_dataset(batch, seed)
+    model.fit(dataset, steps_per_epoch=steps + spe, epochs=1, verbose=0, callbacks=[Timer()])
+    return training.examples_per_second(times, counts, batch)
+
+
+def bench_custom(
+    strategy: Any, filters: int, batch: int, steps: int, steps_per_call: int, seed: int
+) -> float:
+    """Examples/s of the custom loop: one step per call, or `steps_per_call` in a tf.range."""
+    import tensorflow as tf
+
+    tf.keras.utils.set_random_seed(seed)
+    with strategy.scope():
+        model = create_model(filters)
+        optimizer = tf.keras.optimizers.Adam()
+    training.build_optimizer(strategy, optimizer, model)
+    per_replica = training.per_replica_batch_size(batch, strategy)
+    dataset = strategy.distribute_datasets_from_function(
+        lambda _: _synthetic_dataset(per_replica, seed)
+    )
+    iterator = iter(dataset)
+
+    def step_fn(inputs: Any) -> None:
+        images, labels = inputs
+        with tf.GradientTape() as tape:
+            logits = model(images, training=True)
+            loss = tf.nn.compute_average_loss(
+                tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+            )
+            loss += tf.nn.scale_regularization_loss(tf.add_n(model.losses))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+
+    @tf.function
+    def train_steps(iterator: Any, count: Any) -> None:
+        for _ in tf.range(count):
+            strategy.run(step_fn, args=(next(iterator),))
+
+    @tf.function
+    def train_step(iterator: Any) -> None:
+        strategy.run(step_fn, args=(next(iterator),))
+
+    def call() -> None:
+        if steps_per_call == 1:
+            train_step(iterator)
+        else:
+            train_steps(iterator, tf.constant(steps_per_call))
+
+    call()  # warm-up: tracing and compilation
+    optimizer.iterations.numpy()
+    start = time.perf_counter()
+    for _ in range(steps // steps_per_call):
+        call()
+    optimizer.iterations.numpy()  # waits for the device
+    return steps // steps_per_call * steps_per_call * batch / (time.perf_counter() - start)
+
+
+def run(
+    filters: int = 32,
+    batch: int = 200,
+    replicas: int = 1,
+    steps: int = 60,
+    steps_per_execution: int = 10,
+    seed: int = 0,
+    styles: list[str] | None = None,
+) -> dict[str, Any]:
+    """Runs the benchmark; returns its figures (see the module docstring)."""
+    training.check_positive_int(filters, "filters")
+    training.check_positive_int(steps, "steps")
+    spe = training.check_steps_per_execution(steps_per_execution)
+    if steps % spe:
+        raise ValueError(f"steps ({steps}) must be a multiple of steps_per_execution ({spe})")
+    strategy = hardware.get_strategy(cpu_replicas=replicas)
+    training.per_replica_batch_size(batch, strategy)
+    import tensorflow as tf
+
+    all_styles = {
+        "fit, steps_per_execution=1": lambda: bench_fit(
+            strategy, filters, batch, steps, 1, seed, helper=False
+        ),
+        f"fit, steps_per_execution={spe}": lambda: bench_fit(
+            strategy, filters, batch, steps, spe, seed, helper=strategy.num_replicas_in_sync > 1
+        ),
+        "custom loop, 1 step per call": lambda: bench_custom(
+            strategy, filters, batch, steps, 1, seed
+        ),
+        f"multi-step loop, {spe} steps per call": lambda: bench_custom(
+            strategy, filters, batch, steps, spe, seed
+        ),
+    }
+    chosen = styles or list(all_styles)
+    unknown = [name for name in chosen if name not in all_styles]
+    if unknown:
+        raise ValueError(f"Unknown styles {unknown}; choose from {list(all_styles)}")
+    flops_per_example = training_flops_per_example(create_model(filters))
+    peak = matmul_flops_per_second()
+    results = []
+    for name in chosen:
+        rate = all_styles[name]()
+        results.append(
+            {
+                "style": name,
+                "examples_per_second": rate,
+                "step_time_ms": 1000.0 * batch / rate,
+                "model_flops_utilization": rate * flops_per_example / peak,
+            }
+        )
+    figures: dict[str, Any] = {
+        "settings": {
+            "filters": filters,
+            "global_batch": batch,
+            "replicas": strategy.num_replicas_in_sync,
+            "steps": steps,
+            "steps_per_execution": spe,
+            "seed": seed,
+        },
+        "hardware": str(hardware.describe(strategy)).splitlines()[:3],
+        "versions": {"tensorflow": tf.__version__, "keras": tf.keras.__version__},
+        "machine": platform.platform(),
+        "training_gflop_per_example": flops_per_example / 1e9,
+        "matmul_gflops": peak / 1e9,
+        "results": results,
+    }
+    if strategy.num_replicas_in_sync == 1 and spe > 1 and styles is None:
+        keras_own = bench_fit(strategy, filters, batch, steps, spe, seed, helper=False)
+        helper = bench_fit(strategy, filters, batch, steps, spe, seed, helper=True)
+        figures["helper_vs_keras_fit"] = {
+            "keras_examples_per_second": keras_own,
+            "tpuhelpers_examples_per_second": helper,
+            "difference_percent": 100.0 * (helper - keras_own) / keras_own,
+        }
+    return figures
+
+
+def table(figures: dict[str, Any]) -> str:
+    """Formats the figures as a text table."""
+    settings = figures["settings"]
+    lines = [
+        f"{settings['filters']} filters, global batch {settings['global_batch']}, "
+        f"{settings['replicas']} replica(s), {settings['steps']} timed steps; "
+        f"{figures['training_gflop_per_example']:.3f} GFLOP per training example; "
+        f"matmul {figures['matmul_gflops']:.0f} GFLOP/s",
+        f"{'style':<36} {'examples/s':>11} {'step ms':>9} {'MFU':>7} {'vs 1 step':>10}",
+    ]
+    base = figures["results"][0]["examples_per_second"]
+    for row in figures["results"]:
+        lines.append(
+            f"{row['style']:<36} {row['examples_per_second']:>11.0f} "
+            f"{row['step_time_ms']:>9.1f} {row['model_flops_utilization']:>7.1%} "
+            f"{row['examples_per_second'] / base:>9.2f}x"
+        )
+    if "helper_vs_keras_fit" in figures:
+        comparison = figures["helper_vs_keras_fit"]
+        lines.append(
+            f"fit, steps_per_execution={settings['steps_per_execution']}, 1 replica: Keras' own "
+            f"loop {comparison['keras_examples_per_second']:.0f} examples/s, tpuhelpers' "
+            f"{comparison['tpuhelpers_examples_per_second']:.0f} "
+            f"({comparison['difference_percent']:+.1f}%)"
+        )
+    return "\n".join(lines)
+
+
+def chart(figures: dict[str, Any], path: Path) -> None:
+    """Writes a bar chart of examples/s per style."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = figures["results"]
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
+    names = [row["style"] for row in rows][::-1]
+    rates = [row["examples_per_second"] for row in rows][::-1]
+    bars = ax.barh(names, rates, color="tab:blue")
+    for bar, row in zip(bars, rows[::-1], strict=True):
+        ax.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f" {row['examples_per_second']:.0f}/s, MFU {row['model_flops_utilization']:.0%}",
+            va="center",
+        )
+    settings = figures["settings"]
+    ax.set_xlabel("examples per second (higher is better)")
+    ax.set_title(
+        f"{settings['filters']} filters, batch {settings['global_batch']}, "
+        f"{settings['replicas']} replica(s)"
+    )
+    ax.set_xlim(0, max(rates) * 1.35)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--filters", type=int, default=32)
+    parser.add_argument("--batch", type=int, default=200, help="global batch size")
+    parser.add_argument("--replicas", type=int, default=1, help="CPU replicas (no TPU/GPU)")
+    parser.add_argument("--steps", type=int, default=60, help="timed steps per style")
+    parser.add_argument("--steps-per-execution", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--style", action="append", help="run only these styles")
+    parser.add_argument("--out", type=Path, default=Path("build/bench"))
+    args = parser.parse_args(argv)
+    from tpuhelpers import quiet_tensorflow
+
+    quiet_tensorflow()
+    figures = run(
+        args.filters,
+        args.batch,
+        args.replicas,
+        args.steps,
+        args.steps_per_execution,
+        args.seed,
+        args.style,
+    )
+    print(table(figures))
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = f"bench_f{args.filters}_b{args.batch}_r{figures['settings']['replicas']}"
+    (args.out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n")
+    chart(figures, args.out / f"{stem}.png")
+    print(f"wrote {args.out / stem}.json and .png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

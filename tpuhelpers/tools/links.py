@@ -1,0 +1,382 @@
+"""Colab badges and links: every notebook opens in Colab from its own path, nothing dangles.
+
+Checks, for a checkout of the repository:
+
+- every notebook in every language folder has, in its title cell, the "Open in Colab" badge to
+  its own path (`nbcheck.colab_url`);
+- every relative link in the notebooks' markdown, in README.md, CONTRIBUTING.md and the
+  translation glossaries resolves to an existing file, and so does every Colab or GitHub URL that
+  points into this repository;
+- README.md has an Open-in-Colab badge for every notebook of every language; between the markers
+  `<!-- notebooks:start -->` and `<!-- notebooks:end -->` it holds exactly `readme_table()`.
+
+    python -m tpuhelpers.tools.links            # report problems, exit 1 if any
+    python -m tpuhelpers.tools.links --table    # print the README table (notebooks x languages)
+    python -m tpuhelpers.tools.links --fix      # rewrite the table between the README markers
+
+The markdown helpers here (`code_spans`, `link_targets`, `fenced`) are shared with `l10n`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+from urllib.parse import unquote
+
+import nbformat
+
+from tpuhelpers.tools import nbcheck
+
+ROOT = nbcheck.ROOT
+SOURCE_LANGUAGE = "en"
+TABLE_START = "<!-- notebooks:start -->"
+TABLE_END = "<!-- notebooks:end -->"
+MARKDOWN_FILES = ("README.md", "CONTRIBUTING.md")
+# Column headings of the README table; a language not listed here shows its code.
+LANGUAGE_NAMES = {
+    "en": "English",
+    "de": "Deutsch",
+    "es-419": "Español",
+    "fr": "Français",
+    "it": "Italiano",
+    "ja": "日本語",
+    "ko": "한국어",
+    "pt-br": "Português",
+    "zh-cn": "简体中文",
+}
+
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+INLINE_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)")
+REFERENCE_RE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*<?([^\s>]+)>?", re.MULTILINE)
+AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^\s>]+)>")
+HTML_LINK_RE = re.compile(r"\b(?:href|src)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+BARE_URL_RE = re.compile(r"https?://[^\s<>()\[\]`\"']+")
+
+
+class LinkError(Exception):
+    """A request that cannot be carried out; the message says why and what to do."""
+
+
+# ----------------------------------------------------------------------------- markdown helpers
+
+
+def fenced(lines: list[str]) -> list[bool]:
+    """Marks the lines that belong to fenced code blocks (the fence lines included).
+
+    Args:
+        lines: Markdown, one line each, without newlines.
+
+    Returns:
+        One flag per line: True inside a fenced code block.
+    """
+    flags = []
+    fence = ""
+    for line in lines:
+        if fence:
+            flags.append(True)
+            closing = line.strip()
+            indent = len(line) - len(line.lstrip(" "))
+            if set(closing) == {fence[0]} and len(closing) >= len(fence) and indent <= 3:
+                fence = ""
+            continue
+        match = FENCE_RE.match(line)
+        # A backtick fence's info string holds no backtick: "```x```" is inline code.
+        opens = bool(match) and not (match.group(1)[0] == "`" and "`" in line[match.end() :])
+        if opens:
+            fence = match.group(1)
+        flags.append(opens)
+    return flags
+
+
+def _code_span_ranges(text: str) -> list[tuple[int, int]]:
+    """Returns (start, end) of each inline code span, backticks included (CommonMark rules)."""
+    ranges = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char != "`":
+            index += 1
+            continue
+        run = len(text[index:]) - len(text[index:].lstrip("`"))
+        closing = re.compile(rf"(?<!`)`{{{run}}}(?!`)").search(text, index + run)
+        if closing:
+            ranges.append((index, closing.end()))
+            index = closing.end()
+        else:
+            index += run
+    return ranges
+
+
+def _without_fences(markdown: str) -> str:
+    """Blanks the lines of fenced code blocks, keeping the line structure."""
+    lines = markdown.split("\n")
+    return "\n".join(
+        "" if inside else line for line, inside in zip(lines, fenced(lines), strict=True)
+    )
+
+
+def code_spans(markdown: str) -> list[str]:
+    """Returns the inline code spans of `markdown`, backticks included, in order.
+
+    Fenced code blocks are not inline code and are left out.
+    """
+    text = _without_fences(markdown)
+    return [text[start:end] for start, end in _code_span_ranges(text)]
+
+
+def prose(markdown: str) -> str:
+    """Returns `markdown` with fenced code blocks and code spans blanked out (lengths kept)."""
+    text = _without_fences(markdown)
+    for start, end in _code_span_ranges(text):
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def link_targets(markdown: str) -> list[str]:
+    """Returns every link and image target in `markdown` outside code, in order of kind.
+
+    Covers inline links and images (`[text](target)`, `![alt](target)`), reference definitions
+    (`[id]: target`), autolinks (`<https://...>`), HTML `href`/`src` attributes and bare URLs.
+    """
+    text = prose(markdown)
+    targets = []
+    for pattern in (INLINE_LINK_RE, REFERENCE_RE, AUTOLINK_RE, HTML_LINK_RE):
+        for match in pattern.finditer(text):
+            targets.append(match.group(1).strip("<>"))
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    targets.extend(url.rstrip(".,;:!?") for url in BARE_URL_RE.findall(text))
+    return targets
+
+
+def is_relative(target: str) -> bool:
+    """True for a link target inside this repository: no scheme, not a bare `#anchor`."""
+    return bool(target) and not (
+        SCHEME_RE.match(target) or target.startswith("#") or target.startswith("//")
+    )
+
+
+# ----------------------------------------------------------------------------- repository paths
+
+
+def colab_url(path: Path, root: Path = ROOT) -> str:
+    """Returns the "Open in Colab" URL of a notebook at `path` in the checkout at `root`."""
+    relative = path.resolve().relative_to(root.resolve())
+    return nbcheck.colab_url(nbcheck.ROOT / relative)
+
+
+def badge(path: Path, root: Path = ROOT) -> str:
+    """Returns the markdown of a notebook's "Open in Colab" badge."""
+    return f"[![Open In Colab]({nbcheck.BADGE_IMAGE})]({colab_url(path, root)})"
+
+
+def repository_path(url: str) -> str | None:
+    """Returns the repository path a Colab or GitHub URL of this repository points at, or None."""
+    settings = nbcheck.project_settings()
+    repository = re.escape(settings["repository"])
+    match = re.match(
+        rf"https://(?:colab\.research\.google\.com/github|github\.com)/{repository}/"
+        rf"(?:blob|tree)/[^/]+/([^?#]+)",
+        url,
+    )
+    return unquote(match.group(1)) if match else None
+
+
+def all_notebooks(root: Path = ROOT) -> list[Path]:
+    """Returns every notebook of every language folder under `root`, sorted."""
+    return sorted((root / "notebooks").glob("*/*.ipynb"))
+
+
+def languages(root: Path = ROOT) -> list[str]:
+    """Returns the language folders holding notebooks: English first, then by code."""
+    found = {path.parent.name for path in all_notebooks(root)}
+    return sorted(found, key=lambda code: (code != SOURCE_LANGUAGE, code))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def link_problems(markdown: str, base: Path, root: Path, where: str) -> list[str]:
+    """Checks the links of one markdown text.
+
+    Args:
+        markdown: The text.
+        base: The folder relative links start from (the file's folder).
+        root: The checkout's root: links may not leave it; `/path` starts there.
+        where: How problems name the text (file, cell).
+
+    Returns:
+        One line per dangling link.
+    """
+    found = []
+    for target in link_targets(markdown):
+        in_repository = repository_path(target)
+        if in_repository is not None:
+            resolved = root / in_repository
+        elif is_relative(target):
+            path = unquote(re.split(r"[?#]", target, maxsplit=1)[0])
+            if not path:
+                continue
+            resolved = root / path.lstrip("/") if path.startswith("/") else base / path
+        else:
+            continue
+        resolved = resolved.resolve()
+        if not resolved.is_relative_to(root.resolve()):
+            found.append(f"{where}: link {target!r} points outside the repository")
+        elif not resolved.exists():
+            found.append(
+                f"{where}: link {target!r} does not resolve: there is no "
+                f"{_relative(resolved, root)}"
+            )
+    return found
+
+
+def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
+    """Checks one notebook: the badge to its own path, and every link in its markdown cells."""
+    name = _relative(path, root)
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as error:  # nbformat raises several kinds; the message says which
+        return [f"{name}: not a readable notebook: {error}"]
+    found = []
+    expected = colab_url(path, root)
+    title = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
+    badges = nbcheck.BADGE_RE.findall(title)
+    if not badges:
+        found.append(f"{name}: cell-000 has no Open in Colab badge; expected {expected}")
+    elif badges[0] != (nbcheck.BADGE_IMAGE, expected):
+        found.append(f"{name}: cell-000: the Colab badge points to {badges[0][1]}, not {expected}")
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            where = f"{name}: cell-{index:03d}"
+            found.extend(link_problems(cell.source, path.parent, root, where))
+    return found
+
+
+def readme_table(root: Path = ROOT) -> str:
+    """Returns the README's table of notebooks x languages, with Open-in-Colab badges.
+
+    One row per notebook (English title, linked to the English file), one column per language
+    folder (English first); a language that lacks a notebook shows a dash.
+    """
+    codes = languages(root)
+    stems = sorted({path.stem for path in all_notebooks(root)})
+    header = ["#", "notebook", *(LANGUAGE_NAMES.get(code, code) for code in codes)]
+    rows = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    for stem in stems:
+        english = root / "notebooks" / SOURCE_LANGUAGE / f"{stem}.ipynb"
+        title = stem
+        if english.exists():
+            nb = nbformat.read(english, as_version=4)
+            if nb.cells and nb.cells[0].source.startswith("# "):
+                title = nb.cells[0].source.splitlines()[0][2:].strip()
+            title = f"[{title.replace('|', '&#124;')}](notebooks/{SOURCE_LANGUAGE}/{stem}.ipynb)"
+        number = stem.split("_", 1)[0]
+        cells = [str(int(number)) if number.isdigit() else "", title]
+        for code in codes:
+            path = root / "notebooks" / code / f"{stem}.ipynb"
+            cells.append(badge(path, root) if path.exists() else "—")
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def _table_bounds(text: str) -> tuple[int, int] | None:
+    """Returns where the table between the README markers starts and ends, or None."""
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        return None
+    return start + len(TABLE_START), end
+
+
+def readme_problems(root: Path = ROOT) -> list[str]:
+    """Checks README.md: a badge for every notebook of every language, and an up-to-date table."""
+    readme = root / "README.md"
+    if not readme.exists():
+        return ["README.md is missing"]
+    text = readme.read_text(encoding="utf-8")
+    urls = {url for image, url in nbcheck.BADGE_RE.findall(text) if image == nbcheck.BADGE_IMAGE}
+    fix = "run `python -m tpuhelpers.tools.links --fix` (or paste `--table`)"
+    found = [
+        f"README.md has no Open in Colab badge for {_relative(path, root)}; {fix}"
+        for path in all_notebooks(root)
+        if colab_url(path, root) not in urls
+    ]
+    bounds = _table_bounds(text)
+    if bounds and text[bounds[0] : bounds[1]].strip() != readme_table(root):
+        found.append(
+            f"README.md: the notebooks table between {TABLE_START} and {TABLE_END} "
+            f"is out of date; {fix}"
+        )
+    return found
+
+
+def fix_readme(root: Path = ROOT) -> bool:
+    """Rewrites the table between the README markers; returns whether the file changed.
+
+    Raises:
+        LinkError: README.md lacks the markers.
+    """
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    bounds = _table_bounds(text)
+    if bounds is None:
+        raise LinkError(
+            f"README.md has no {TABLE_START} ... {TABLE_END} markers: put them on their own lines "
+            "around the notebooks table, then run --fix again"
+        )
+    new = text[: bounds[0]] + "\n" + readme_table(root) + "\n" + text[bounds[1] :]
+    if new != text:
+        readme.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def problems(root: Path = ROOT) -> list[str]:
+    """Runs every check of this module on the checkout at `root`; one line per problem."""
+    found = []
+    for path in all_notebooks(root):
+        found.extend(notebook_problems(path, root))
+    found.extend(readme_problems(root))
+    documents = [root / name for name in MARKDOWN_FILES] + sorted(root.glob("notebooks/*/po/*.md"))
+    for document in documents:
+        if document.exists():
+            text = document.read_text(encoding="utf-8")
+            found.extend(link_problems(text, document.parent, root, _relative(document, root)))
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fix", action="store_true", help="rewrite the README notebooks table")
+    parser.add_argument("--table", action="store_true", help="print the README notebooks table")
+    parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.table:
+        print(readme_table(args.root))
+        return 0
+    if args.fix:
+        try:
+            changed = fix_readme(args.root)
+        except LinkError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
+        print("README.md: table rewritten" if changed else "README.md: table up to date")
+    found = problems(args.root)
+    print("\n".join(found) if found else "badges and links OK")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
