@@ -188,3 +188,12 @@ def l10n_check(session: nox.Session) -> None:
 def l10n_report(session: nox.Session) -> None:
     """Translated / fuzzy / untranslated per language and notebook (`-- --require-complete`)."""
     run_l10n(session, "report")
+
+
+@nox.session(python=PYTHON)
+def support_table(session: nox.Session) -> None:
+    """Measures which training API works under which strategy (one process per case), and
+    rewrites tpuhelpers/support_table.json: review its diff after a TensorFlow or Keras upgrade.
+    """
+    install(session)
+    session.run("python", "-m", "tpuhelpers.support", "write", *session.posargs)

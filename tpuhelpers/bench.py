@@ -243,7 +243,7 @@ def run(
             "seed": seed,
         },
         "hardware": str(hardware.describe(strategy)).splitlines()[:3],
-        "versions": {"tensorflow": tf.__version__, "keras": tf.keras.__version__},
+        "versions": {"tensorflow": tf.__version__, "keras": training.keras_version()},
         "machine": platform.platform(),
         "training_gflop_per_example": flops_per_example / 1e9,
         "matmul_gflops": peak / 1e9,

@@ -26,7 +26,16 @@ def keras_flavor() -> str:
     """Returns `"keras3"` for Keras 3 (the default `tf.keras`), `"tf-keras"` for legacy Keras 2."""
     import tensorflow as tf
 
-    return "keras3" if tf.keras.__version__.startswith("3.") else "tf-keras"
+    # tf-keras' `tf.keras` is the module `tf_keras.api._v2.keras`, which has no __version__.
+    return "tf-keras" if tf.keras.__name__.startswith("tf_keras") else "keras3"
+
+
+def keras_version() -> str:
+    """Returns the version of the Keras that `tf.keras` is, e.g. `"keras 3.15.1"`."""
+    from importlib.metadata import version
+
+    package = "tf-keras" if keras_flavor() == "tf-keras" else "keras"
+    return f"{package} {version(package)}"
 
 
 def _variables_of(obj: Any) -> list:
@@ -118,11 +127,14 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """
     import tensorflow as tf
 
-    if not getattr(model, "compiled", False):
+    compiled = getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)
+    if not compiled:
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
+    if keras_flavor() != "keras3":
+        return model  # tf-keras runs steps_per_execution on several replicas by itself
     steps = check_steps_per_execution(int(model.steps_per_execution))
     strategy = model.distribute_strategy
-    needed = keras_flavor() == "keras3" and strategy.num_replicas_in_sync > 1 and steps > 1
+    needed = strategy.num_replicas_in_sync > 1 and steps > 1
     if not (needed or always):
         return model
 
