@@ -191,9 +191,20 @@ def l10n_report(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-def support_table(session: nox.Session) -> None:
-    """Measures which training API works under which strategy (one process per case), and
-    rewrites tpuhelpers/support_table.json: review its diff after a TensorFlow or Keras upgrade.
+@nox.parametrize("keras", ["keras3", "tf-keras"])
+def support_table(session: nox.Session, keras: str) -> None:
+    """Measures the support table under Keras 3 and tf-keras into tpuhelpers/support_table.json.
+
+    One process per case. Review the JSON's diff after a TensorFlow or Keras upgrade.
     """
-    install(session)
-    session.run("python", "-m", "tpuhelpers.support", "write", *session.posargs)
+    env = {}
+    if keras == "keras3":
+        install(session)
+    else:  # tf-keras needs the full tensorflow wheel instead of tensorflow-cpu
+        requirements = Path("requirements.txt").read_text().splitlines()
+        skip = ("#", "tensorflow-cpu")
+        session.install(*[line for line in requirements if line and not line.startswith(skip)])
+        session.install("tensorflow==2.21.0", "tf-keras==2.21.0")
+        session.install("--no-deps", "-e", ".")
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    session.run("python", "-m", "tpuhelpers.support", "write", *session.posargs, env=env)
