@@ -35,6 +35,8 @@ def test_bench_writes_table_json_and_chart(tmp_path):
             "4",
             "--steps-per-execution",
             "2",
+            "--repeats",
+            "2",
             "--out",
             str(tmp_path),
         ],
@@ -54,7 +56,14 @@ def test_bench_writes_table_json_and_chart(tmp_path):
     ]
     for row in figures["results"]:
         assert row["examples_per_second"] > 0 and 0 < row["model_flops_utilization"] < 1
+        runs = row["runs_examples_per_second"]
+        assert len(runs) == 2 and min(runs) <= row["examples_per_second"] <= max(runs)
     assert (tmp_path / "bench_f4_b16_r2.png").stat().st_size > 1000
+
+
+def test_spread_is_relative_to_the_median():
+    assert bench.spread([90.0, 100.0, 120.0]) == "-10%/+20%"
+    assert bench.spread([50.0]) == "+0%/+0%"
 
 
 @pytest.mark.parametrize(
@@ -63,6 +72,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
         ({"steps": 5, "steps_per_execution": 2}, "must be a multiple of steps_per_execution"),
         ({"steps_per_execution": 0}, "steps_per_execution must be an integer of at least 1"),
         ({"steps": -1}, "steps must be a positive integer"),
+        ({"repeats": 0}, "repeats must be a positive integer"),
     ],
 )
 def test_bench_rejects_bad_settings(kwargs, message):

@@ -1,7 +1,7 @@
 """Benchmark the four training-loop styles of the curriculum on the hardware at hand.
 
     python -m tpuhelpers.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
-                               [--steps-per-execution 10] [--out build/bench]
+                               [--steps-per-execution 10] [--repeats 3] [--out build/bench]
 
 Styles: `Model.fit` with `steps_per_execution` 1 and N, the custom loop with one step per call,
 and the multi-step loop (N steps per call). Each runs the guide's model on synthetic data (so the
@@ -10,6 +10,11 @@ compilation) is left out of the timing. Also measured, in the same run and on th
 the FLOP/s of a dense fp32 matmul, which gives the model FLOP utilization (MFU) = achieved
 training FLOP/s / matmul FLOP/s; and `Model.fit` through `training.fix_steps_per_execution` vs
 Keras' own multi-step loop, on one replica, where Keras' own works.
+
+Each figure is the median of `--repeats` runs, taken in turns (style A, B, C, D, then A again,
+...) so that a slow spell of the machine does not fall on one style only; the table also gives
+the spread (lowest to highest run, relative to the median). On a shared or small machine single
+runs differ by 5-10%: compare medians, and repeat more for a finer comparison.
 
 Prints a table, writes `bench.json` and `bench.png` into `--out`. It is a benchmark that prints
 figures, not a test: nothing here asserts a speed.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -191,10 +197,12 @@ def run(
     steps_per_execution: int = 10,
     seed: int = 0,
     styles: list[str] | None = None,
+    repeats: int = 3,
 ) -> dict[str, Any]:
     """Runs the benchmark; returns its figures (see the module docstring)."""
     training.check_positive_int(filters, "filters")
     training.check_positive_int(steps, "steps")
+    training.check_positive_int(repeats, "repeats")
     spe = training.check_steps_per_execution(steps_per_execution)
     if steps % spe:
         raise ValueError(f"steps ({steps}) must be a multiple of steps_per_execution ({spe})")
@@ -222,13 +230,27 @@ def run(
         raise ValueError(f"Unknown styles {unknown}; choose from {list(all_styles)}")
     flops_per_example = training_flops_per_example(create_model(filters))
     peak = matmul_flops_per_second()
+    compare = strategy.num_replicas_in_sync == 1 and spe > 1 and styles is None
+    if compare:  # the same loop through tpuhelpers and through Keras' own
+        all_styles["keras own"] = lambda: bench_fit(
+            strategy, filters, batch, steps, spe, seed, helper=False
+        )
+        all_styles["tpuhelpers"] = lambda: bench_fit(
+            strategy, filters, batch, steps, spe, seed, helper=True
+        )
+        chosen = [*chosen, "keras own", "tpuhelpers"]
+    runs: dict[str, list[float]] = {name: [] for name in chosen}
+    for _ in range(repeats):
+        for name in chosen:
+            runs[name].append(all_styles[name]())
     results = []
-    for name in chosen:
-        rate = all_styles[name]()
+    for name in chosen[: len(chosen) - 2 * compare]:
+        rate = statistics.median(runs[name])
         results.append(
             {
                 "style": name,
                 "examples_per_second": rate,
+                "runs_examples_per_second": runs[name],
                 "step_time_ms": 1000.0 * batch / rate,
                 "model_flops_utilization": rate * flops_per_example / peak,
             }
@@ -241,6 +263,7 @@ def run(
             "steps": steps,
             "steps_per_execution": spe,
             "seed": seed,
+            "repeats": repeats,
         },
         "hardware": str(hardware.describe(strategy)).splitlines()[:3],
         "versions": {"tensorflow": tf.__version__, "keras": training.keras_version()},
@@ -249,31 +272,42 @@ def run(
         "matmul_gflops": peak / 1e9,
         "results": results,
     }
-    if strategy.num_replicas_in_sync == 1 and spe > 1 and styles is None:
-        keras_own = bench_fit(strategy, filters, batch, steps, spe, seed, helper=False)
-        helper = bench_fit(strategy, filters, batch, steps, spe, seed, helper=True)
+    if compare:
+        keras_own = statistics.median(runs["keras own"])
+        helper = statistics.median(runs["tpuhelpers"])
         figures["helper_vs_keras_fit"] = {
             "keras_examples_per_second": keras_own,
             "tpuhelpers_examples_per_second": helper,
+            "keras_runs_examples_per_second": runs["keras own"],
+            "tpuhelpers_runs_examples_per_second": runs["tpuhelpers"],
             "difference_percent": 100.0 * (helper - keras_own) / keras_own,
         }
     return figures
 
 
+def spread(rates: list[float]) -> str:
+    """The lowest and highest of several runs relative to their median, e.g. "-3%/+4%"."""
+    median = statistics.median(rates)
+    return f"{100 * (min(rates) / median - 1):+.0f}%/{100 * (max(rates) / median - 1):+.0f}%"
+
+
 def table(figures: dict[str, Any]) -> str:
     """Formats the figures as a text table."""
     settings = figures["settings"]
+    repeats = settings.get("repeats", 1)
     lines = [
         f"{settings['filters']} filters, global batch {settings['global_batch']}, "
-        f"{settings['replicas']} replica(s), {settings['steps']} timed steps; "
-        f"{figures['training_gflop_per_example']:.3f} GFLOP per training example; "
-        f"matmul {figures['matmul_gflops']:.0f} GFLOP/s",
-        f"{'style':<36} {'examples/s':>11} {'step ms':>9} {'MFU':>7} {'vs 1 step':>10}",
+        f"{settings['replicas']} replica(s), {settings['steps']} timed steps, median of "
+        f"{repeats} run(s); {figures['training_gflop_per_example']:.3f} GFLOP per training "
+        f"example; matmul {figures['matmul_gflops']:.0f} GFLOP/s",
+        f"{'style':<36} {'examples/s':>11} {'spread':>11} {'step ms':>9} {'MFU':>7} "
+        f"{'vs 1 step':>10}",
     ]
     base = figures["results"][0]["examples_per_second"]
     for row in figures["results"]:
+        runs = row.get("runs_examples_per_second", [row["examples_per_second"]])
         lines.append(
-            f"{row['style']:<36} {row['examples_per_second']:>11.0f} "
+            f"{row['style']:<36} {row['examples_per_second']:>11.0f} {spread(runs):>11} "
             f"{row['step_time_ms']:>9.1f} {row['model_flops_utilization']:>7.1%} "
             f"{row['examples_per_second'] / base:>9.2f}x"
         )
@@ -283,7 +317,7 @@ def table(figures: dict[str, Any]) -> str:
             f"fit, steps_per_execution={settings['steps_per_execution']}, 1 replica: Keras' own "
             f"loop {comparison['keras_examples_per_second']:.0f} examples/s, tpuhelpers' "
             f"{comparison['tpuhelpers_examples_per_second']:.0f} "
-            f"({comparison['difference_percent']:+.1f}%)"
+            f"({comparison['difference_percent']:+.1f}%; medians of {repeats} run(s))"
         )
     return "\n".join(lines)
 
@@ -328,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=60, help="timed steps per style")
     parser.add_argument("--steps-per-execution", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=int, default=3, help="runs per style; medians count")
     parser.add_argument("--style", action="append", help="run only these styles")
     parser.add_argument("--out", type=Path, default=Path("build/bench"))
     args = parser.parse_args(argv)
@@ -342,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         args.steps_per_execution,
         args.seed,
         args.style,
+        args.repeats,
     )
     print(table(figures))
     args.out.mkdir(parents=True, exist_ok=True)
