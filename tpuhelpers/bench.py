@@ -333,21 +333,27 @@ def chart(figures: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(rows) + 1.5))
     names = [row["style"] for row in rows][::-1]
     rates = [row["examples_per_second"] for row in rows][::-1]
-    bars = ax.barh(names, rates, color="tab:blue")
-    for bar, row in zip(bars, rows[::-1], strict=True):
+    runs = [row.get("runs_examples_per_second", [row["examples_per_second"]]) for row in rows][::-1]
+    # Whiskers: the slowest and the fastest run around the median.
+    whiskers = [
+        [rate - min(r) for rate, r in zip(rates, runs, strict=True)],
+        [max(r) - rate for rate, r in zip(rates, runs, strict=True)],
+    ]
+    bars = ax.barh(names, rates, xerr=whiskers, capsize=4, color="tab:blue", ecolor="gray")
+    for bar, row, run in zip(bars, rows[::-1], runs, strict=True):
         ax.text(
-            bar.get_width(),
+            max(run),
             bar.get_y() + bar.get_height() / 2,
-            f" {row['examples_per_second']:.0f}/s, MFU {row['model_flops_utilization']:.0%}",
+            f"  {row['examples_per_second']:.0f}/s, MFU {row['model_flops_utilization']:.0%}",
             va="center",
         )
     settings = figures["settings"]
-    ax.set_xlabel("examples per second (higher is better)")
+    ax.set_xlabel("examples per second, median and range of the runs (higher is better)")
     ax.set_title(
         f"{settings['filters']} filters, batch {settings['global_batch']}, "
-        f"{settings['replicas']} replica(s)"
+        f"{settings['replicas']} replica(s), {settings.get('repeats', 1)} run(s) each"
     )
-    ax.set_xlim(0, max(rates) * 1.35)
+    ax.set_xlim(0, max(max(r) for r in runs) * 1.35)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
