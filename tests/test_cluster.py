@@ -94,6 +94,11 @@ TASK = textwrap.dedent(
         time.sleep(600)
     elif mode == "sleep":
         time.sleep(600)
+    elif mode == "noisy":  # TensorFlow's start-up lines, then a line of its own
+        print("WARNING: All log messages before absl::InitializeLog() is called are "
+              "written to STDERR")
+        print("I0000 00:00:1795425471.528449   28113 port.cc:153] oneDNN custom operations are on.")
+        print("trained", flush=True)
     elif mode == "listen":
         host, port = config["cluster"][role][index].rsplit(":", 1)
         server = socket.create_server((host, int(port)))
@@ -239,6 +244,68 @@ def test_success_streams_named_lines_and_leaves_nothing(
         assert re.search(rf"^\[worker {index}\] pid \d+ is worker {index} of 2 workers$", out, re.M)
         assert f"[worker {index}] threads 1" in out
     assert_gone(pids_in(out.splitlines(), "pid"))
+
+
+@pytest.mark.parametrize(
+    ("line", "noise"),
+    [
+        (
+            "WARNING: All log messages before absl::InitializeLog() is called are written to "
+            "STDERR",
+            True,
+        ),
+        (
+            "I0000 00:00:1795422697.204325   15167 port.cc:153] oneDNN custom operations are on. "
+            "You may see slightly different numerical results due to floating-point round-off "
+            "errors from different computation orders.",
+            True,
+        ),
+        (
+            "I0000 00:00:1795422697.205010   15167 cudart_stub.cc:31] Could not find cuda drivers "
+            "on your machine, GPU will not be used.",
+            True,
+        ),
+        (
+            "I0000 00:00:1795422660.949017   14935 cpu_feature_guard.cc:227] This TensorFlow "
+            "binary is optimized to use available CPU instructions in performance-critical "
+            "operations.",
+            True,
+        ),
+        (
+            "To enable the following instructions: AVX2 AVX512F FMA, in other operations, "
+            "rebuild TensorFlow with the appropriate compiler flags.",
+            True,
+        ),
+        # Warnings and errors always show, from any file.
+        (
+            "E0000 00:00:1795422698.130581   15167 cuda_platform.cc:52] failed call to cuInit: "
+            "INTERNAL: CUDA error",
+            False,
+        ),
+        ("W0000 00:00:1795422698.130581   15167 port.cc:153] something to know", False),
+        ("I0000 00:00:1795422698.130581   15167 grpc_server_lib.cc:467] Started server", False),
+        ("step 20 loss 1.9203", False),
+        ("mentions port.cc:153] in the middle", False),
+    ],
+)
+def test_startup_noise_is_only_tensorflows_informational_startup_lines(line, noise) -> None:
+    assert cluster.is_startup_noise(line) is noise
+
+
+def test_startup_noise_is_kept_out_of_the_output_unless_asked_for(
+    task_script: Path, capsys: pytest.CaptureFixture
+) -> None:
+    quiet = cluster.launch(task_script, 1, args=["noisy"], timeout=60)
+    out = capsys.readouterr().out
+    assert "[worker 0] trained" in out and "oneDNN" not in out and "absl" not in out
+    assert quiet.lines["worker 0"][-1] == "trained"
+    assert not any("oneDNN" in line for line in quiet.lines["worker 0"])
+    assert len(quiet.hidden["worker 0"]) == 2  # kept, not lost
+
+    loud = cluster.launch(task_script, 1, args=["noisy"], timeout=60, quiet=False)
+    out = capsys.readouterr().out
+    assert "[worker 0] I0000" in out and "oneDNN" in out
+    assert loud.hidden["worker 0"] == []
 
 
 def test_failure_names_the_task_and_stops_the_others(task_script: Path) -> None:

@@ -28,6 +28,7 @@ import json
 import os
 import queue
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -354,6 +355,21 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 _LIVE_JOBS: set[Job] = set()
 
+# Lines TensorFlow's C++ runtime prints at start-up, before its logging is set up, so that
+# TF_CPP_MIN_LOG_LEVEL cannot hide them: the oneDNN notice, the CPU-instructions notice and the
+# GPU-library probe of the full `tensorflow` wheel on a machine without a GPU. Informational
+# (I) lines of these files only: warnings and errors always show.
+STARTUP_NOISE = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$"
+    r"|I\d{4} [\d:.]+ +\d+ (port|cpu_feature_guard|cudart_stub)\.cc:\d+\] "
+    r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
+)
+
+
+def is_startup_noise(line: str) -> bool:
+    """True for a TensorFlow start-up line that `quiet=True` keeps out of a job's output."""
+    return STARTUP_NOISE.match(line) is not None
+
 
 @atexit.register
 def _stop_live_jobs() -> None:
@@ -392,6 +408,7 @@ class JobResult:
     seconds: float
     pids: dict[str, int] = field(default_factory=dict)
     killed: list[str] = field(default_factory=list)
+    hidden: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -418,12 +435,15 @@ class Job:
         threads: int | None = 1,
         echo: bool = True,
         kill_on: tuple[str, str] | None = None,
+        quiet: bool = True,
     ) -> None:
         self.cluster = {role: list(addresses) for role, addresses in cluster.items()}
         self.tasks = list(tasks)
         self.echo = echo
         self.kill_on = kill_on
+        self.quiet = quiet
         self.lines: dict[str, list[str]] = {name: [] for name in self.tasks}
+        self.hidden: dict[str, list[str]] = {name: [] for name in self.tasks}
         self.killed: list[str] = []
         self.processes: dict[str, subprocess.Popen] = {}
         self._queue: queue.Queue[tuple[str, str | None]] = queue.Queue()
@@ -480,6 +500,9 @@ class Job:
         self._queue.put((name, None))
 
     def _emit(self, name: str, line: str) -> None:
+        if self.quiet and is_startup_noise(line):
+            self.hidden[name].append(line)  # kept, not shown
+            return
         self.lines[name].append(line)
         if self.echo:
             print(f"[{name}] {line}", flush=True)
@@ -631,6 +654,7 @@ class Job:
             seconds=time.monotonic() - self._start,
             pids=self.pids,
             killed=list(self.killed),
+            hidden=self.hidden,
         )
 
     def stop(self) -> None:
@@ -675,6 +699,7 @@ def start(
     threads: int | None = 1,
     echo: bool = True,
     kill_on: tuple[str, str] | None = None,
+    quiet: bool = True,
 ) -> Job:
     """Starts one process per task of a local cluster, in the background.
 
@@ -692,6 +717,9 @@ def start(
         echo: Print each line as `[worker 0] line`.
         kill_on: `(task, text)`: kill that task when it prints a line containing `text`, to
             simulate a machine failure at a known point.
+        quiet: Keep TensorFlow's informational start-up lines (`is_startup_noise`), which
+            TF_CPP_MIN_LOG_LEVEL cannot hide, out of the output and `lines`; they are kept in
+            `hidden`. Warnings and errors always show.
 
     Raises:
         ValueError: No workers, or an unknown role in `roles`.
@@ -730,6 +758,7 @@ def start(
         threads=threads,
         echo=echo,
         kill_on=kill_on,
+        quiet=quiet,
     )
 
 
