@@ -149,7 +149,8 @@ def lab(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Throughput of the four loop styles; prints a table, writes build/bench/*.json and .png.
 
-    Pass options after `--`, e.g. `nox -s bench -- --filters 256 --steps 4 --steps-per-execution 2`.
+    Pass options after `--`, e.g. `nox -s bench -- --filters 256 --steps 4 --steps-per-execution 2`;
+    each figure is the median of `--repeats` runs (default 3).
     """
     install(session)
     session.run("python", "-m", "tpuhelpers.bench", *session.posargs)
