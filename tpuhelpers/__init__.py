@@ -7,4 +7,4 @@ Importing this package does not import TensorFlow, so `quiet_tensorflow()` and t
 from tpuhelpers.quiet import quiet_tensorflow
 
 __all__ = ["quiet_tensorflow"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -29,16 +29,20 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
 
 INSTALL_CELL = """\
-# On Colab, install what the runtime lacks: Colab TPU runtimes ship without TensorFlow.
+# Where this curriculum's packages are missing (Colab, Kaggle, a new TPU VM), install the stack
+# pinned for this hardware: README, "Supported stacks". Elsewhere this cell does nothing.
 import importlib.util
-import os
-import sys
+import urllib.request
 
-if "google.colab" in sys.modules:
-    if importlib.util.find_spec("tensorflow") is None:
-        tf_wheel = "tensorflow-tpu" if os.path.exists("/dev/accel0") else "tensorflow"
-        %pip install -q {{tf_wheel}}==2.21.0 -f https://storage.googleapis.com/libtpu-tf-releases/index.html
-    %pip install -q "tpuhelpers @ git+https://github.com/{repository}"\
+if importlib.util.find_spec("tpuhelpers") is None:
+    RELEASE = "{release}"  # the curriculum release whose pins and helper package to install
+    urllib.request.urlretrieve(
+        f"https://raw.githubusercontent.com/{repository}/{{RELEASE}}/stacks/install.py",
+        "install_stack.py",
+    )
+    import install_stack
+
+    install_stack.install(release=RELEASE, stack="{stack}")\
 """
 
 
@@ -48,9 +52,21 @@ def project_settings() -> dict:
         return tomllib.load(file)["tool"]["tpuhelpers"]
 
 
-def install_cell() -> str:
-    """Returns the source of the Colab install cell every notebook starts with."""
-    return INSTALL_CELL.format(repository=project_settings()["repository"])
+def release() -> str:
+    """Returns the release tag the install cells install from: `v` + the project's version."""
+    with open(ROOT / "pyproject.toml", "rb") as file:
+        return "v" + tomllib.load(file)["project"]["version"]
+
+
+def install_cell(path: Path) -> str:
+    """Returns the source of the install cell a notebook starts with.
+
+    Notebooks whose file name contains `_jax` get the Keras-on-JAX stack, the others TensorFlow's.
+    """
+    stack = "jax" if "_jax" in path.stem else "tensorflow"
+    return INSTALL_CELL.format(
+        repository=project_settings()["repository"], release=release(), stack=stack
+    )
 
 
 def colab_url(path: Path) -> str:
@@ -105,7 +121,7 @@ def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
     if nb.cells and nb.cells[0].cell_type == "markdown":
         nb.cells[0].source = BADGE_RE.sub(badge(path), nb.cells[0].source)
     if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":
-        nb.cells[1].source = install_cell()
+        nb.cells[1].source = install_cell(path)
     return nb
 
 
@@ -130,7 +146,7 @@ def problems(path: Path) -> list[str]:
         found.append(f"{path}: cell 0 has no Open in Colab badge")
     elif badges[0] != (BADGE_IMAGE, colab_url(path)):
         found.append(f"{path}: badge points to {badges[0][1]}, expected {colab_url(path)}")
-    if cells[1].cell_type != "code" or cells[1].source != install_cell():
+    if cells[1].cell_type != "code" or cells[1].source != install_cell(path):
         found.append(f"{path}: cell 1 is not the Colab install cell (run nbcheck --fix)")
     tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
     if len(tagged) != 1 or cells[tagged[0]].cell_type != "code":
