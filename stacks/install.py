@@ -19,6 +19,7 @@ standard library: it runs before anything else is installed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import importlib.metadata
 import json
@@ -56,10 +57,8 @@ def installed_versions(names: tuple[str, ...] = TENSORFLOW_DISTRIBUTIONS + ("jax
     """Returns {distribution: version} for those of `names` that are installed."""
     found = {}
     for name in names:
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             found[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            pass
     return found
 
 
@@ -84,14 +83,18 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
         )
     wanted, constraints = STACKS[stack, hardware]
     tensorflow = {n: v for n, v in installed.items() if n in TENSORFLOW_DISTRIBUTIONS}
-    if stack == "tensorflow" and hardware == "tpu" and tensorflow:
-        if "tensorflow-tpu" not in tensorflow:
-            name, version = next(iter(tensorflow.items()))
-            raise StackError(
-                f"This runtime has {name} {version}, a TensorFlow build that cannot use the TPU. "
-                f"Uninstall it (`%pip uninstall -y {name}`), restart the runtime (Colab: Runtime "
-                "> Restart session), and run this cell again: it then installs tensorflow-tpu."
-            )
+    if (
+        stack == "tensorflow"
+        and hardware == "tpu"
+        and tensorflow
+        and "tensorflow-tpu" not in tensorflow
+    ):
+        name, version = next(iter(tensorflow.items()))
+        raise StackError(
+            f"This runtime has {name} {version}, a TensorFlow build that cannot use the TPU. "
+            f"Uninstall it (`%pip uninstall -y {name}`), restart the runtime (Colab: Runtime "
+            "> Restart session), and run this cell again: it then installs tensorflow-tpu."
+        )
     keep = [r for r in wanted if tensorflow and r.startswith("tensorflow")]
     keep += [r for r in wanted if "jax" in installed and r.startswith("jax")]
     return [r for r in wanted if r not in keep], constraints

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -27,7 +28,9 @@ class FakeClock:
         self.sleeps.append(seconds)
 
 
-def fake_platform(environ=None, device_files=(), gpus=0, connect=None, clock=None) -> Platform:
+def fake_platform(
+    environ=None, device_files=(), gpus=0, connect=None, clock=None, tpu_wheel=None
+) -> Platform:
     def refuse(target):
         raise AssertionError(f"unexpected connection to {target}")
 
@@ -35,6 +38,7 @@ def fake_platform(environ=None, device_files=(), gpus=0, connect=None, clock=Non
         environ=environ or {},
         tpu_device_files=lambda: list(device_files),
         num_gpus=lambda: gpus,
+        tpu_wheel=lambda: tpu_wheel,
         connect=connect or refuse,
         not_ready_errors=lambda: (ValueError, NotReady),
         sleep=(clock or FakeClock()).sleep,
@@ -187,7 +191,8 @@ def test_tpu_local_without_a_tpu_fails_late_and_is_reported():
     """
     out = run_python(code)
     cause, message = out.splitlines()[0], out.splitlines()[1]
-    assert cause in ("NotFoundError", "InvalidArgumentError")
+    # tensorflow-cpu raises NotFoundError or InvalidArgumentError, tensorflow-tpu InternalError.
+    assert cause in ("NotFoundError", "InvalidArgumentError", "InternalError")
     assert "Could not connect to the TPU (tpu='local') after 1 attempt" in message
 
 
@@ -275,13 +280,19 @@ def test_cpu_default_strategy_is_described_and_cached():
 # The CPU split, for real, in fresh processes --------------------------------------------------
 
 
-def run_python(code: str) -> str:
+def clean_env(**extra: str) -> dict[str, str]:
+    """A minimal environment, keeping TPU_SKIP_MDS_QUERY (set by `nox -s tpu_stack`)."""
+    keep = {k: v for k, v in os.environ.items() if k == "TPU_SKIP_MDS_QUERY"}
+    return {"PATH": "/usr/bin:/bin", **keep, **extra}
+
+
+def run_python(code: str, env: dict[str, str] | None = None) -> str:
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         timeout=120,
-        env={"TF_CPP_MIN_LOG_LEVEL": "2", "PATH": "/usr/bin:/bin"},
+        env=clean_env(TF_CPP_MIN_LOG_LEVEL="2") if env is None else env,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
@@ -342,8 +353,54 @@ def test_quiet_tensorflow_hides_startup_and_info_lines():
         capture_output=True,
         text=True,
         timeout=120,
-        env={"PATH": "/usr/bin:/bin"},
+        env=clean_env(),
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "done\n"
     assert "INFO" not in result.stderr and "cpu_feature_guard" not in result.stderr
+
+
+# The TPU wheel on a machine without TPU chips ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "files", "wheel", "skips"),
+    [
+        ({}, [], "2.19.1", True),  # the wheel, no chip, nothing pointing at a TPU
+        ({}, [], None, False),  # tensorflow-cpu: nothing to do
+        ({}, ["/dev/vfio/0"], "2.19.1", False),  # a TPU VM: the wheel needs the metadata
+        ({"TPU_SKIP_MDS_QUERY": "0"}, [], "2.19.1", False),  # the user's own choice is kept
+        ({"TPU_NAME": "my-tpu"}, [], "2.19.1", False),
+        ({"TPU_CONFIG": JOB_CONFIG}, [], "2.19.1", False),
+    ],
+)
+def test_skip_tpu_metadata_query_only_where_no_tpu_can_be(environ, files, wheel, skips):
+    environ = dict(environ)
+    before = dict(environ)
+    note = hardware.skip_tpu_metadata_query(environ, lambda: files, lambda: wheel)
+    if skips:
+        assert environ == {**before, "TPU_SKIP_MDS_QUERY": "1"}
+        assert note.startswith("tensorflow-tpu 2.19.1 is installed, but this machine has no TPU")
+        assert "TPU_SKIP_MDS_QUERY=1" in note
+    else:
+        assert (environ, note) == (before, None)
+
+
+def test_forced_tpu_with_only_the_tpu_wheel_says_the_wheel_is_not_a_tpu():
+    with pytest.raises(hardware.AcceleratorNotFoundError) as caught:
+        hardware.get_strategy("tpu", platform=fake_platform(tpu_wheel="2.19.1"))
+    message = str(caught.value)
+    assert "tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip" in message
+    assert "the wheel alone is not a TPU" in message
+    assert "Available: the CPU" in message
+
+
+def test_auto_with_only_the_tpu_wheel_falls_back_with_a_note(monkeypatch):
+    monkeypatch.setattr(hardware, "_STRATEGIES", {})  # no strategy cached by another test
+    strategy = hardware.get_strategy(platform=fake_platform({}, tpu_wheel="2.19.1"))
+    report = hardware.describe(strategy)
+    assert report.kind == "CPU"
+    assert report.notes == [
+        "tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip (no /dev/accel* "
+        "or /dev/vfio/N device): using the CPU."
+    ]

@@ -139,6 +139,44 @@ def test_a_missing_reference_says_how_to_make_it(tmp_path: Path) -> None:
         support.reference_for("keras3 / TensorFlow 9.9")
 
 
+@pytest.mark.parametrize(
+    ("flavor", "version", "shown"),
+    [
+        ("keras3", "2.99.0", "keras3 / TensorFlow 2.99.0"),  # measured: no note
+        ("keras3", "2.97.1", "keras3 / TensorFlow 2.98.0"),  # nearest of the same flavor
+        ("keras3", "3.1.0", "keras3 / TensorFlow 2.99.0"),
+        ("tf-keras", "2.20.0", "tf-keras / TensorFlow 2.16.1"),
+        ("keras4", "2.99.0", "keras3 / TensorFlow 2.99.0"),  # another flavor, same version
+    ],
+)
+def test_a_stack_without_a_table_gets_the_nearest_with_a_note(tmp_path, flavor, version, shown):
+    path = tmp_path / "table.json"
+    for key_flavor, key_version in [
+        ("keras3", "2.99.0"),
+        ("keras3", "2.98.0"),
+        ("tf-keras", "2.16.1"),
+    ]:
+        entry = table()
+        entry.update(key=support.table_key(key_flavor, key_version), flavor=key_flavor)
+        entry["tensorflow"] = key_version
+        support.write_reference(entry, path)
+    found = support.nearest_reference(flavor, version, path)
+    assert found["key"] == shown
+    text = support.format_table(found)
+    if shown == support.table_key(flavor, version):
+        assert "note" not in found and not text.startswith("Note")
+    else:
+        assert text.startswith(
+            f"Note: No table was measured for {flavor} / TensorFlow {version}: showing the "
+            f"nearest, {shown}."
+        )
+
+
+def test_nearest_reference_without_any_table_says_how_to_make_one(tmp_path: Path) -> None:
+    with pytest.raises(support.SupportTableError, match="nox -s support_table"):
+        support.nearest_reference("keras3", "2.21.0", tmp_path / "none.json")
+
+
 def test_measure_refuses_unknown_names() -> None:
     with pytest.raises(ValueError, match=r"unknown strategies \['mirored'\]"):
         support.measure(["mirored"])

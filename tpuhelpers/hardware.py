@@ -27,6 +27,7 @@ be split when this module is imported.
 from __future__ import annotations
 
 import glob
+import importlib.metadata
 import json
 import os
 import time
@@ -111,6 +112,56 @@ def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
         tf.errors.UnavailableError,
         tf.errors.DeadlineExceededError,
         tf.errors.UnimplementedError,
+        # tensorflow-tpu on a machine without TPU chips: a RET_CHECK in tpu_node_interfaces.cc.
+        tf.errors.InternalError,
+    )
+
+
+def tpu_device_files() -> list[str]:
+    """The device files a TPU VM has: `/dev/accel*` (v2-v4), `/dev/vfio/N` (v5e and later)."""
+    return glob.glob("/dev/accel*") + glob.glob("/dev/vfio/[0-9]*")
+
+
+def tpu_wheel_version() -> str | None:
+    """The installed version of the `tensorflow-tpu` wheel, or None."""
+    try:
+        return importlib.metadata.version("tensorflow-tpu")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _no_chip_note(wheel: str) -> str:
+    return (
+        f"tensorflow-tpu {wheel} is installed, but this machine has no TPU chip (no /dev/accel* "
+        "or /dev/vfio/N device)"
+    )
+
+
+def skip_tpu_metadata_query(
+    environ: dict[str, str] | os._Environ = os.environ,
+    device_files: Callable[[], list[str]] = tpu_device_files,
+    wheel: Callable[[], str | None] = tpu_wheel_version,
+) -> str | None:
+    """Keeps the TPU wheel from waiting minutes for a Cloud metadata server that is not there.
+
+    `import tensorflow` with `tensorflow-tpu` installed asks the Cloud metadata server about the
+    TPU, retrying for more than 5 minutes on a machine outside Google Cloud. Where nothing points
+    at a TPU (no TPU device file, no `TPU_NAME`, `TPU_CONFIG` or `COLAB_TPU_ADDR`), this sets
+    `TPU_SKIP_MDS_QUERY=1`, which the wheel reads on import. A value already set is kept.
+
+    Returns:
+        A note saying what was done, or None when nothing was.
+    """
+    pointers = ("TPU_SKIP_MDS_QUERY", "TPU_NAME", "TPU_CONFIG", "COLAB_TPU_ADDR")
+    if any(name in environ for name in pointers) or device_files():
+        return None
+    version = wheel()
+    if version is None:
+        return None
+    environ["TPU_SKIP_MDS_QUERY"] = "1"
+    return (
+        f"{_no_chip_note(version)}: set TPU_SKIP_MDS_QUERY=1, so that importing TensorFlow does "
+        "not wait minutes for the Cloud metadata server."
     )
 
 
@@ -134,9 +185,8 @@ class Platform:
     """What `get_strategy` asks of the machine. Tests replace the parts a CI machine lacks."""
 
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
-    tpu_device_files: Callable[[], list[str]] = lambda: (
-        glob.glob("/dev/accel*") + glob.glob("/dev/vfio/[0-9]*")
-    )
+    tpu_device_files: Callable[[], list[str]] = tpu_device_files
+    tpu_wheel: Callable[[], str | None] = tpu_wheel_version
     num_gpus: Callable[[], int] = lambda: _count_physical("GPU")
     connect: Callable[[TpuTarget], Any] = _default_connect
     not_ready_errors: Callable[[], tuple[type[BaseException], ...]] = _tpu_not_ready_errors
@@ -332,11 +382,14 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
         AcceleratorNotFoundError: A forced TPU or GPU is not there; the message lists what is.
     """
     if accelerator == "tpu" and tpu is None:
+        wheel = platform.tpu_wheel()
         raise AcceleratorNotFoundError(
             "accelerator='tpu' was asked for, but no TPU was found: no tpu= argument, no "
-            "TPU_CONFIG, COLAB_TPU_ADDR or TPU_NAME variable, no /dev/accel* device. Available: "
-            f"{_available(platform, tpu)}. On Colab, pick a TPU runtime; elsewhere pass "
-            "tpu='name' with zone and project, or use accelerator='auto'."
+            "TPU_CONFIG, COLAB_TPU_ADDR or TPU_NAME variable, no /dev/accel* or /dev/vfio/N "
+            "device."
+            + (f" ({_no_chip_note(wheel)}: the wheel alone is not a TPU.)" if wheel else "")
+            + f" Available: {_available(platform, tpu)}. On Colab, pick a TPU runtime; "
+            "elsewhere pass tpu='name' with zone and project, or use accelerator='auto'."
         )
     if accelerator == "gpu" and platform.num_gpus() == 0:
         raise AcceleratorNotFoundError(
@@ -431,6 +484,9 @@ def get_strategy(
         return _STRATEGIES[key]
 
     notes: list[str] = []
+    wheel = platform.tpu_wheel() if target is None and kind != "tpu" else None
+    if wheel:
+        notes.append(f"{_no_chip_note(wheel)}: using the {kind.upper()}.")
     if kind == "tpu":
         # A TPU found only by looking around (device files, TPU_NAME) may not answer: fall back.
         # One named by the caller, forced, or given by a managed job must work or fail loudly.

@@ -14,7 +14,16 @@ def quiet_tensorflow() -> None:
     TensorFlow loads. It then imports TensorFlow (which does not start TensorFlow's runtime, so
     the CPU can still be split) to lower TensorFlow's own Python logger, which TensorFlow resets
     on import. Real errors still show. Variables already set by the user are kept.
+
+    With the `tensorflow-tpu` wheel on a machine without TPU chips it also sets
+    `TPU_SKIP_MDS_QUERY=1` and says so (see `hardware.skip_tpu_metadata_query`): otherwise the
+    import would wait minutes for a Cloud metadata server.
     """
+    from tpuhelpers import hardware  # imports no TensorFlow
+
+    note = hardware.skip_tpu_metadata_query()
+    if note:
+        print("Note:", note)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only
     # TF_ENABLE_ONEDNN_OPTS=0 would also hide the oneDNN notice, but halves CPU training speed.
     os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

@@ -536,6 +536,43 @@ def reference_for(key: str, path: Path = REFERENCE) -> dict[str, Any]:
     return {"key": key, **tables[key]}
 
 
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def nearest_reference(flavor: str, tensorflow_version: str, path: Path = REFERENCE) -> dict:
+    """The committed table for this Keras flavor and TensorFlow, or else the nearest one.
+
+    A stack without a committed table (a TensorFlow that Colab or a TPU VM image brings, say)
+    gets a table of the same flavor (else of another), with a `note` that `format_table` shows:
+    the newest TensorFlow not newer than this one, else the oldest newer one. It never fails for
+    a version it does not know.
+
+    Raises:
+        SupportTableError: No table is committed at all.
+    """
+    key = table_key(flavor, tensorflow_version)
+    tables = load_reference(path)
+    if key in tables or not tables:
+        return reference_for(key, path)
+    wanted = _version_tuple(tensorflow_version)
+
+    def preference(k: str) -> tuple:  # same flavor; the newest not newer, else the oldest newer
+        version = _version_tuple(tables[k]["tensorflow"])
+        newer = version > wanted
+        return (tables[k]["flavor"] != flavor, newer, version if newer else neg(version))
+
+    def neg(version: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(-part for part in version)
+
+    nearest = min(tables, key=preference)
+    note = (
+        f"No table was measured for {key}: showing the nearest, {nearest}. Set "
+        "MEASURE_SUPPORT = True to measure this stack, or run `nox -s support_table`."
+    )
+    return {**reference_for(nearest, path), "note": note}
+
+
 def write_reference(table: Mapping[str, Any], path: Path = REFERENCE) -> None:
     """Stores `table` under its key, keeping the tables of other flavors and versions."""
     tables = load_reference(path)
@@ -582,6 +619,8 @@ def format_table(table: Mapping[str, Any], messages: bool = True) -> str:
     width = max(len(label) for label in STRATEGIES.values())
     header = f"{'strategy':<{width}}  " + "  ".join(f"{label:<30}" for label in APIS.values())
     lines = [f"Measured with {table['key']} (Keras {table['keras']})", "", header.rstrip()]
+    if table.get("note"):
+        lines[:0] = [f"Note: {table['note']}", ""]
     rows: dict[str, list[str]] = {}
     notes, reasons = [], {}
     for key, api, result in cases(table):

@@ -1,0 +1,120 @@
+"""The real tensorflow-tpu wheel on a machine without TPU chips (`nox -s tpu_stack` runs these).
+
+Each test starts a fresh interpreter: what matters is what happens at `import tensorflow` and at
+TPU initialization, with the environment a reader has.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tpuhelpers import hardware
+
+pytestmark = [
+    pytest.mark.skipif(hardware.tpu_wheel_version() is None, reason="tensorflow-tpu not here"),
+    pytest.mark.skipif(bool(hardware.tpu_device_files()), reason="this machine has a TPU"),
+]
+ENV_WITHOUT_TPU_SETTINGS = {
+    k: v
+    for k, v in os.environ.items()
+    if k not in ("TPU_SKIP_MDS_QUERY", "TPU_NAME", "TPU_CONFIG", "COLAB_TPU_ADDR")
+    and not k.startswith("TPUHELPERS_")
+}
+
+
+def run_python(code: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**ENV_WITHOUT_TPU_SETTINGS, "TF_CPP_MIN_LOG_LEVEL": "2", **env},
+    )
+
+
+def test_quiet_tensorflow_keeps_the_import_from_waiting_for_the_metadata_server():
+    # Without TPU_SKIP_MDS_QUERY, a bare `import tensorflow` retries for more than 5 minutes.
+    result = run_python(
+        """
+        import time
+        start = time.monotonic()
+        import tpuhelpers
+        tpuhelpers.quiet_tensorflow()
+        import tensorflow as tf
+        print(f"imported in {time.monotonic() - start:.0f} s")
+        """,
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith(
+        "Note: tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip"
+    )
+    assert "set TPU_SKIP_MDS_QUERY=1" in result.stdout
+
+
+def test_the_tpu_system_device_is_not_taken_for_a_tpu():
+    result = run_python(
+        """
+        import tpuhelpers
+        tpuhelpers.quiet_tensorflow()
+        import tensorflow as tf
+        from tpuhelpers import hardware
+        print([d.device_type for d in tf.config.list_logical_devices()])
+        strategy = hardware.get_strategy(cpu_replicas=2)
+        print(hardware.describe(strategy))
+        print(hardware.accelerator_device())
+        """,
+        TPU_SKIP_MDS_QUERY="1",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    devices, *report, device = result.stdout.strip().splitlines()
+    assert "TPU_SYSTEM" in devices
+    assert "Hardware:  CPU" in report and "Replicas:  2" in report
+    assert report[-1] == (
+        "Note:      tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip (no "
+        "/dev/accel* or /dev/vfio/N device): using the CPU."
+    )
+    assert device == "/CPU:0"
+
+
+def test_forcing_the_tpu_gives_the_helpers_error_not_a_ret_check():
+    result = run_python(
+        """
+        from tpuhelpers import hardware
+        try:
+            hardware.get_strategy("tpu")
+        except hardware.AcceleratorNotFoundError as error:
+            print(error)
+        """,
+        TPU_SKIP_MDS_QUERY="1",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "the wheel alone is not a TPU" in result.stdout
+    assert "RET_CHECK" not in result.stdout + result.stderr
+
+
+def test_tpu_local_on_the_wheel_without_chips_is_a_connection_error():
+    # TPU_NAME=local points at a TPU VM: initialization fails late, with InternalError.
+    result = run_python(
+        """
+        from tpuhelpers import hardware
+        print(hardware.describe(hardware.get_strategy()).notes[0][:40])  # auto: falls back
+        try:
+            hardware.get_strategy("tpu")
+        except hardware.TpuConnectionError as error:
+            print(type(error.__cause__).__name__)
+            print(str(error).splitlines()[0][:120])
+        """,
+        TPU_SKIP_MDS_QUERY="1",
+        TPU_NAME="local",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    fallback, cause, message = result.stdout.strip().splitlines()
+    assert fallback == "TPU not usable, fell back: Could not con"
+    assert cause == "InternalError"
+    assert message.startswith("Could not connect to the TPU (TPU_NAME='local' (TPU VM))")
