@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import nox
@@ -82,6 +83,42 @@ def tpu_stack(session: nox.Session) -> None:
     session.run(
         "python", "-m", "tpuhelpers.tools.notebooks", "run", "--lang", "en", "--out", out, env=env
     )
+    TPU_STACK_STAMP.write_text(f"{tpu_stack_digest()}  passed: unit tests and every notebook\n")
+
+
+# What the TPU stack's result depends on. `nox -s tpu_stack` records their digest in
+# TPU_STACK_STAMP when it passes; `.ci/run` runs it again whenever the digest differs.
+TPU_STACK_INPUTS = (
+    "stacks",
+    "requirements.txt",
+    "tpuhelpers/hardware.py",
+    "tpuhelpers/quiet.py",
+    "tpuhelpers/tools/nbcheck.py",
+    "tests/test_tpu_wheel.py",
+)
+TPU_STACK_STAMP = Path("stacks/tpu_stack.passed")
+
+
+def tpu_stack_digest() -> str:
+    """sha256 over the TPU stack's inputs (paths and contents), the stamp itself excluded."""
+    digest = hashlib.sha256()
+    for root in TPU_STACK_INPUTS:
+        paths = sorted(Path(root).rglob("*")) if Path(root).is_dir() else [Path(root)]
+        for path in paths:
+            if path.is_file() and path != TPU_STACK_STAMP and "__pycache__" not in path.parts:
+                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@nox.session(python=False)
+def tpu_stack_if_changed(session: nox.Session) -> None:
+    """Runs `tpu_stack` if its inputs changed since it last passed (see TPU_STACK_STAMP)."""
+    recorded = TPU_STACK_STAMP.read_text().split()[0] if TPU_STACK_STAMP.exists() else ""
+    if recorded == tpu_stack_digest():
+        session.log(f"TPU stack inputs unchanged since it passed ({TPU_STACK_STAMP}): skipped")
+    else:
+        session.log("TPU stack inputs changed since it last passed: running tpu_stack")
+        session.notify("tpu_stack")
 
 
 @nox.session(python=PYTHON)

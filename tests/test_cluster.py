@@ -362,9 +362,15 @@ def test_keyboard_interrupt_stops_every_task(task_script: Path) -> None:
             time.sleep(0.05)
         _thread.interrupt_main()  # as SIGINT from Jupyter's interrupt button
 
-    threading.Thread(target=interrupt_once_started, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        job.wait(timeout=60)
+    # A Jupyter kernel always handles SIGINT; this test process may have inherited it ignored
+    # (a background job of a non-interactive shell), and then interrupt_main() does nothing.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt_once_started, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            job.wait(timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     children = pids_in(sum(job.lines.values(), []), "child")
     assert len(children) == 2
     assert_gone([*job.pids.values(), *children])
@@ -372,7 +378,10 @@ def test_keyboard_interrupt_stops_every_task(task_script: Path) -> None:
 
 def _driver(task_script: Path, mode: str) -> tuple[subprocess.Popen, list[int], list[int]]:
     """A separate process that launches 2 tasks; returns it with the tasks' and children's pids."""
+    # Python keeps SIGINT ignored if it inherited it so (nohup, a background job): the driver
+    # handles it as an interactive launching process does, whatever this test inherited.
     code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         f"from tpuhelpers import cluster; cluster.launch({str(task_script)!r}, 2, args=[{mode!r}])"
     )
     driver = subprocess.Popen(
