@@ -66,12 +66,14 @@ def install_with(session: nox.Session, tensorflow: str, constraints: str) -> Non
 def tpu_stack(session: nox.Session) -> None:
     """The real tensorflow-tpu wheel (stacks/tpu.txt) on a machine without TPU chips.
 
-    Installs what the install cell installs on a TPU VM, then runs the unit tests (including
-    tests/test_tpu_wheel.py, which only runs here) and every English notebook with its CI
-    parameters: detection must fall back to the CPU with a note, never hang or crash.
+    Installs the stack with the install cell's own script, then the test tools, and runs the unit
+    tests (including tests/test_tpu_wheel.py, which only runs here) and every English notebook
+    with its CI parameters: detection must fall back to the CPU with a note, never hang or crash.
     `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting minutes for the Cloud
     metadata server (the notebooks' `quiet_tensorflow()` would set it too).
     """
+    # First exactly what the install cell does on a TPU VM (from this checkout, not a release).
+    session.run("python", "stacks/install.py", "--source", ".", "--hardware", "tpu")
     install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
     env = {"TPU_SKIP_MDS_QUERY": "1"}
     session.run(
