@@ -395,12 +395,25 @@ def test_forced_tpu_with_only_the_tpu_wheel_says_the_wheel_is_not_a_tpu():
     assert "Available: the CPU" in message
 
 
-def test_auto_with_only_the_tpu_wheel_falls_back_with_a_note(monkeypatch):
-    monkeypatch.setattr(hardware, "_STRATEGIES", {})  # no strategy cached by another test
-    strategy = hardware.get_strategy(platform=fake_platform({}, tpu_wheel="2.19.1"))
-    report = hardware.describe(strategy)
-    assert report.kind == "CPU"
-    assert report.notes == [
-        "tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip (no /dev/accel* "
-        "or /dev/vfio/N device): using the CPU."
-    ]
+def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note():
+    out = run_python("""
+        from tpuhelpers import hardware
+        platform = hardware.Platform(
+            environ={}, tpu_device_files=lambda: [], num_gpus=lambda: 0, tpu_wheel=lambda: "2.19.1"
+        )
+        report = hardware.describe(hardware.get_strategy(platform=platform))
+        print(report.kind, report.num_replicas)
+        print(report.notes)
+        platform.environ = {"TPUHELPERS_CPU_REPLICAS": "1"}  # a count chosen is kept
+        print(hardware.get_strategy(platform=platform).num_replicas_in_sync)
+    """)
+    kind_replicas, notes, chosen = out.strip().splitlines()
+    assert kind_replicas == "CPU 2"
+    assert notes == str(
+        [
+            "tensorflow-tpu 2.19.1 is installed, but this machine has no TPU chip (no "
+            "/dev/accel* or /dev/vfio/N device): using the CPU split into 2 replicas (this "
+            "wheel's XLA has no CPU backend)."
+        ]
+    )
+    assert chosen == "1"

@@ -140,41 +140,47 @@ def test_a_missing_reference_says_how_to_make_it(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("flavor", "version", "shown"),
+    ("flavor", "version", "wheel", "shown"),
     [
-        ("keras3", "2.99.0", "keras3 / TensorFlow 2.99.0"),  # measured: no note
-        ("keras3", "2.97.1", "keras3 / TensorFlow 2.98.0"),  # nearest of the same flavor
-        ("keras3", "3.1.0", "keras3 / TensorFlow 2.99.0"),
-        ("tf-keras", "2.20.0", "tf-keras / TensorFlow 2.16.1"),
-        ("keras4", "2.99.0", "keras3 / TensorFlow 2.99.0"),  # another flavor, same version
+        ("keras3", "2.99.0", "tensorflow-cpu", "keras3 / TensorFlow 2.99.0"),  # its own table
+        ("keras3", "2.97.1", "tensorflow", "keras3 / TensorFlow 2.98.0"),  # the oldest newer
+        ("keras3", "3.1.0", "tensorflow", "keras3 / TensorFlow 2.99.0"),  # the newest older
+        ("keras3", "2.99.0", "tensorflow-tpu", "keras3 / TensorFlow 2.98.0 (tensorflow-tpu)"),
+        ("tf-keras", "2.20.0", "tensorflow", "tf-keras / TensorFlow 2.16.1"),
+        ("keras4", "2.99.0", "tensorflow", "keras3 / TensorFlow 2.99.0"),  # another flavor
     ],
 )
-def test_a_stack_without_a_table_gets_the_nearest_with_a_note(tmp_path, flavor, version, shown):
+def test_a_stack_without_a_table_gets_the_nearest_with_a_note(
+    tmp_path, flavor, version, wheel, shown
+):
     path = tmp_path / "table.json"
-    for key_flavor, key_version in [
-        ("keras3", "2.99.0"),
-        ("keras3", "2.98.0"),
-        ("tf-keras", "2.16.1"),
+    for key_flavor, key_version, key_wheel in [
+        ("keras3", "2.99.0", "tensorflow"),
+        ("keras3", "2.98.0", "tensorflow"),
+        ("keras3", "2.98.0", "tensorflow-tpu"),
+        ("tf-keras", "2.16.1", "tensorflow"),
     ]:
         entry = table()
-        entry.update(key=support.table_key(key_flavor, key_version), flavor=key_flavor)
-        entry["tensorflow"] = key_version
+        entry.update(flavor=key_flavor, tensorflow=key_version, wheel=key_wheel)
+        entry["key"] = support.table_key(key_flavor, key_version, key_wheel)
         support.write_reference(entry, path)
-    found = support.nearest_reference(flavor, version, path)
+    stack = {"flavor": flavor, "tensorflow": version, "wheel": wheel}
+    found = support.nearest_reference(stack, path)
     assert found["key"] == shown
     text = support.format_table(found)
-    if shown == support.table_key(flavor, version):
+    if shown == support.table_key(flavor, version, wheel):
         assert "note" not in found and not text.startswith("Note")
     else:
+        key = support.table_key(flavor, version, wheel)
         assert text.startswith(
-            f"Note: No table was measured for {flavor} / TensorFlow {version}: showing the "
-            f"nearest, {shown}."
+            f"Note: No table was measured for {key}: showing the nearest, {shown}."
         )
 
 
 def test_nearest_reference_without_any_table_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(support.SupportTableError, match="nox -s support_table"):
-        support.nearest_reference("keras3", "2.21.0", tmp_path / "none.json")
+        stack = {"flavor": "keras3", "tensorflow": "2.21.0", "wheel": "tensorflow"}
+        support.nearest_reference(stack, tmp_path / "none.json")
 
 
 def test_measure_refuses_unknown_names() -> None:
@@ -199,7 +205,8 @@ def test_tpu_and_nccl_are_not_available_here() -> None:
 def test_committed_reference_is_complete() -> None:
     assert REFERENCE, "tpuhelpers/support_table.json is missing: run `nox -s support_table`"
     for key, committed in REFERENCE.items():
-        assert key == support.table_key(committed["flavor"], committed["tensorflow"])
+        wheel = committed.get("wheel", "tensorflow")
+        assert key == support.table_key(committed["flavor"], committed["tensorflow"], wheel)
         assert set(committed["cases"]) == set(support.STRATEGIES)
         for strategy_key, api, found in support.cases({"key": key, **committed}):
             assert found["status"] in support.STATUSES

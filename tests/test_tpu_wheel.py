@@ -64,8 +64,8 @@ def test_the_tpu_system_device_is_not_taken_for_a_tpu():
         tpuhelpers.quiet_tensorflow()
         import tensorflow as tf
         from tpuhelpers import hardware
-        print([d.device_type for d in tf.config.list_logical_devices()])
         strategy = hardware.get_strategy(cpu_replicas=2)
+        print([d.device_type for d in tf.config.list_logical_devices()])
         print(hardware.describe(strategy))
         print(hardware.accelerator_device())
         """,
@@ -80,6 +80,31 @@ def test_the_tpu_system_device_is_not_taken_for_a_tpu():
         "/dev/accel* or /dev/vfio/N device): using the CPU."
     )
     assert device == "/CPU:0"
+
+
+def test_auto_falls_back_to_2_cpu_replicas_since_the_wheel_cannot_jit_for_the_cpu():
+    result = run_python(
+        """
+        import tpuhelpers
+        tpuhelpers.quiet_tensorflow()
+        import tensorflow as tf
+        from tpuhelpers import hardware
+        strategy = hardware.get_strategy()
+        print(hardware.describe(strategy).num_replicas)
+        print(hardware.describe(strategy).notes[0].split(": using ")[1])
+        jit = tf.function(lambda x: x * 2, jit_compile=True)
+        try:
+            jit(tf.ones(2))
+        except tf.errors.NotFoundError as error:
+            print(str(error).splitlines()[0][:60])
+        """,
+        TPU_SKIP_MDS_QUERY="1",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    replicas, using, jit_error = result.stdout.strip().splitlines()
+    assert replicas == "2"
+    assert using == "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)."
+    assert jit_error == "could not find registered transfer manager for platform Host"
 
 
 def test_forcing_the_tpu_gives_the_helpers_error_not_a_ret_check():

@@ -479,14 +479,23 @@ def get_strategy(
     replicas = _cpu_replica_setting(cpu_replicas, platform.environ)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
     kind = choose_kind(accelerator, target, platform)
+    notes: list[str] = []
+    wheel = platform.tpu_wheel() if target is None and kind != "tpu" else None
+    if wheel:
+        using = f"the {kind.upper()}"
+        chosen = cpu_replicas is not None or CPU_REPLICAS_ENV in platform.environ
+        if kind == "cpu" and replicas == 1 and not chosen:
+            # This wheel's XLA cannot compile for the CPU, and Keras compiles the default
+            # strategy's step with XLA; MirroredStrategy's step is not compiled.
+            replicas, using = (
+                2,
+                "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)",
+            )
+        notes.append(f"{_no_chip_note(wheel)}: using {using}.")
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
     if key in _STRATEGIES:
         return _STRATEGIES[key]
 
-    notes: list[str] = []
-    wheel = platform.tpu_wheel() if target is None and kind != "tpu" else None
-    if wheel:
-        notes.append(f"{_no_chip_note(wheel)}: using the {kind.upper()}.")
     if kind == "tpu":
         # A TPU found only by looking around (device files, TPU_NAME) may not answer: fall back.
         # One named by the caller, forced, or given by a managed job must work or fail loudly.

@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import glob
+import importlib.metadata
 import importlib.util
 import json
 import math
@@ -120,7 +121,11 @@ GUIDE_CASES = {
 }
 
 #: What to do instead, where a case fails under Keras 3.
+# The distributions that provide the `tensorflow` module, in the order they are looked for.
+TENSORFLOW_WHEELS = ("tensorflow-tpu", "tensorflow-cpu", "tensorflow")
 ALTERNATIVES = {
+    ("default", "fit"): "compile with jit_compile=False: the tensorflow-tpu wheel's XLA cannot "
+    "compile for a CPU, and Keras compiles the default strategy's step with XLA",
     ("mirrored_spe4", "fit"): "training.fix_steps_per_execution(model) after compile, or "
     "steps_per_execution=1",
     "loop": "create the optimizer's variables in the scope first: "
@@ -478,7 +483,7 @@ def measure(
     cases = {key: results for key, (results, _) in done.items()}
     versions = next((v for _, v in done.values() if v), None) or environment()
     return {
-        "key": table_key(versions["flavor"], versions["tensorflow"]),
+        "key": table_key(versions["flavor"], versions["tensorflow"], versions["wheel"]),
         **versions,
         "cases": cases,
         "estimator": estimator_status(),
@@ -491,7 +496,21 @@ def _versions() -> dict[str, str]:
     from tpuhelpers import training
 
     keras = training.keras_version().split()[-1]  # tf-keras' tf.keras has no __version__
-    return {"flavor": training.keras_flavor(), "tensorflow": tf.__version__, "keras": keras}
+    wheel = next((name for name in TENSORFLOW_WHEELS if _has(name)), "tensorflow")
+    return {
+        "flavor": training.keras_flavor(),
+        "tensorflow": tf.__version__,
+        "keras": keras,
+        "wheel": wheel,
+    }
+
+
+def _has(distribution: str) -> bool:
+    try:
+        importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def environment() -> dict[str, str]:
@@ -507,9 +526,14 @@ def environment() -> dict[str, str]:
     return json.loads(output.strip().splitlines()[-1])
 
 
-def table_key(flavor: str, tensorflow_version: str) -> str:
-    """The reference entry's key: Keras flavor and TensorFlow version."""
-    return f"{flavor} / TensorFlow {tensorflow_version}"
+def table_key(flavor: str, tensorflow_version: str, wheel: str = "tensorflow") -> str:
+    """The reference entry's key: Keras flavor, TensorFlow version, and the wheel if it matters.
+
+    `tensorflow` and `tensorflow-cpu` run the same code on a CPU; `tensorflow-tpu` does not (its
+    XLA has no CPU compiler), so its tables are kept apart.
+    """
+    suffix = " (tensorflow-tpu)" if wheel == "tensorflow-tpu" else ""
+    return f"{flavor} / TensorFlow {tensorflow_version}{suffix}"
 
 
 # The committed reference and the comparisons ----------------------------------------------------
@@ -540,30 +564,41 @@ def _version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
-def nearest_reference(flavor: str, tensorflow_version: str, path: Path = REFERENCE) -> dict:
-    """The committed table for this Keras flavor and TensorFlow, or else the nearest one.
+def nearest_reference(
+    stack: Mapping[str, str] | None = None, path: Path = REFERENCE
+) -> dict[str, Any]:
+    """The committed table for a stack, or else the nearest one, with a note that says so.
 
-    A stack without a committed table (a TensorFlow that Colab or a TPU VM image brings, say)
-    gets a table of the same flavor (else of another), with a `note` that `format_table` shows:
-    the newest TensorFlow not newer than this one, else the oldest newer one. It never fails for
-    a version it does not know.
+    A stack without a table of its own (a TensorFlow that Colab or a TPU VM image brings, say)
+    gets the table of the same Keras flavor and wheel if there is one (else of another): the
+    newest TensorFlow not newer than its own, else the oldest newer one. `format_table` shows
+    the note. It never fails for a version it does not know.
+
+    Args:
+        stack: `flavor`, `tensorflow` (version) and `wheel`; default: this process's.
+        path: The committed tables.
 
     Raises:
         SupportTableError: No table is committed at all.
     """
-    key = table_key(flavor, tensorflow_version)
+    stack = dict(stack or _versions())
+    stack.setdefault("wheel", "tensorflow")
+    key = table_key(stack["flavor"], stack["tensorflow"], stack["wheel"])
     tables = load_reference(path)
     if key in tables or not tables:
         return reference_for(key, path)
-    wanted = _version_tuple(tensorflow_version)
+    wanted = _version_tuple(stack["tensorflow"])
 
-    def preference(k: str) -> tuple:  # same flavor; the newest not newer, else the oldest newer
-        version = _version_tuple(tables[k]["tensorflow"])
+    def preference(k: str) -> tuple:
+        table = tables[k]
+        version = _version_tuple(table["tensorflow"])
         newer = version > wanted
-        return (tables[k]["flavor"] != flavor, newer, version if newer else neg(version))
-
-    def neg(version: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(-part for part in version)
+        return (
+            table["flavor"] != stack["flavor"],
+            (table.get("wheel") == "tensorflow-tpu") != (stack["wheel"] == "tensorflow-tpu"),
+            newer,
+            version if newer else tuple(-part for part in version),
+        )
 
     nearest = min(tables, key=preference)
     note = (
