@@ -404,10 +404,8 @@ def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note()
         report = hardware.describe(hardware.get_strategy(platform=platform))
         print(report.kind, report.num_replicas)
         print(report.notes)
-        platform.environ = {"TPUHELPERS_CPU_REPLICAS": "1"}  # a count chosen is kept
-        print(hardware.get_strategy(platform=platform).num_replicas_in_sync)
     """)
-    kind_replicas, notes, chosen = out.strip().splitlines()
+    kind_replicas, notes = out.strip().splitlines()
     assert kind_replicas == "CPU 2"
     assert notes == str(
         [
@@ -416,4 +414,20 @@ def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note()
             "wheel's XLA has no CPU backend)."
         ]
     )
-    assert chosen == "1"
+
+
+def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_without_xla():
+    out = run_python("""
+        import tensorflow as tf
+        from tpuhelpers import hardware
+        tf.constant(1) + 1  # the runtime starts with one CPU device
+        platform = hardware.Platform(
+            environ={}, tpu_device_files=lambda: [], num_gpus=lambda: 0, tpu_wheel=lambda: "2.19.1"
+        )
+        report = hardware.describe(hardware.get_strategy(platform=platform))
+        print(report.num_replicas, report.notes[0].split(": using ")[1])
+    """)
+    assert out.strip() == (
+        "1 the CPU; compile Keras models with jit_compile=False (this wheel's XLA has no CPU "
+        "backend)."
+    )

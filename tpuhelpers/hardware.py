@@ -482,16 +482,8 @@ def get_strategy(
     notes: list[str] = []
     wheel = platform.tpu_wheel() if target is None and kind != "tpu" else None
     if wheel:
-        using = f"the {kind.upper()}"
-        chosen = cpu_replicas is not None or CPU_REPLICAS_ENV in platform.environ
-        if kind == "cpu" and replicas == 1 and not chosen:
-            # This wheel's XLA cannot compile for the CPU, and Keras compiles the default
-            # strategy's step with XLA; MirroredStrategy's step is not compiled.
-            replicas, using = (
-                2,
-                "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)",
-            )
-        notes.append(f"{_no_chip_note(wheel)}: using {using}.")
+        replicas, note = _without_tpu_chips(wheel, kind, replicas)
+        notes.append(note)
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
     if key in _STRATEGIES:
         return _STRATEGIES[key]
@@ -518,6 +510,29 @@ def get_strategy(
     _STRATEGIES[key] = strategy
     _REPORTS[id(strategy)] = _report(kind, strategy, how, notes)
     return strategy
+
+
+def _without_tpu_chips(wheel: str, kind: str, replicas: int) -> tuple[int, str]:
+    """The replica count and note for the tensorflow-tpu wheel on a machine without TPU chips.
+
+    This wheel's XLA cannot compile for the CPU, and Keras compiles the default strategy's
+    training step with XLA; a MirroredStrategy's step is not compiled. So one CPU replica
+    becomes two, while the CPU can still be split.
+    """
+    using = f"the {kind.upper()}"
+    if kind == "cpu" and replicas == 1:
+        try:
+            split_cpu(2)
+            replicas, using = (
+                2,
+                "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)",
+            )
+        except CpuSplitError:
+            using = (
+                "the CPU; compile Keras models with jit_compile=False (this wheel's XLA has no "
+                "CPU backend)"
+            )
+    return replicas, f"{_no_chip_note(wheel)}: using {using}."
 
 
 def _tpu_strategy(resolver: Any) -> Any:
