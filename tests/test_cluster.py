@@ -433,12 +433,15 @@ def test_background_servers_kill_and_restart(task_script: Path) -> None:
 
 
 def notebook_script(notebook: str, writefile: str) -> str:
-    """The source of the notebook cell that starts with `%%writefile <writefile>`."""
+    """The script a notebook writes: its `%%writefile <writefile>` cell and the `-a` parts."""
     nb = nbformat.read(ROOT / "notebooks" / "en" / notebook, as_version=4)
-    for cell in nb.cells:
-        if cell.source.startswith(f"%%writefile {writefile}"):
-            return cell.source.split("\n", 1)[1]
-    raise AssertionError(f"{notebook} has no cell `%%writefile {writefile}`")
+    parts = [
+        cell.source.split("\n", 1)[1] + "\n"
+        for cell in nb.cells
+        if cell.source.startswith((f"%%writefile {writefile}", f"%%writefile -a {writefile}"))
+    ]
+    assert parts, f"{notebook} has no cell `%%writefile {writefile}`"
+    return "".join(parts)
 
 
 def final_states(result: cluster.JobResult) -> dict[str, tuple[int, int, str]]:
