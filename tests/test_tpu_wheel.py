@@ -33,7 +33,13 @@ def run_python(code: str, timeout: float = 120, **env: str) -> subprocess.Comple
         capture_output=True,
         text=True,
         timeout=timeout,
-        env={**ENV_WITHOUT_TPU_SETTINGS, "TF_CPP_MIN_LOG_LEVEL": "2", **env},
+        # Without it, libtpu stays unloaded while another process (this one) holds its lock.
+        env={
+            **ENV_WITHOUT_TPU_SETTINGS,
+            "TF_CPP_MIN_LOG_LEVEL": "2",
+            "ALLOW_MULTIPLE_LIBTPU_LOAD": "1",
+            **env,
+        },
     )
 
 
