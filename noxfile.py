@@ -11,7 +11,6 @@ nox.options.sessions = ["lint", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
-NBVAL_DIR = "build/nbval"
 # The TPU wheel on a machine without TPU chips: no 5-minute wait for the Cloud metadata server,
 # and libtpu loaded in every process (it lets one process at a time load it, by a lock file; the
 # tests, the support table's subprocesses and the notebook kernels run side by side, and each
@@ -34,23 +33,12 @@ def prepare_mnist(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, every notebook headless (papermill), then nbval on the reference cells."""
+    """Unit tests and every English notebook headless, once each, compared with its references."""
     install(session)
     prepare_mnist(session)
     workers = ["-n", "2"] if "--serial" not in session.posargs else []
     args = [a for a in session.posargs if a != "--serial"]
     session.run("pytest", *workers, "--dist", "load", "tests", *args)
-    session.run("python", "-m", "tpuhelpers.tools.notebooks", "prepare-nbval", "--out", NBVAL_DIR)
-    session.run(
-        "pytest",
-        *workers,
-        "--dist",
-        "loadscope",  # keeps each notebook's cells on one worker (one kernel)
-        "--nbval-lax",
-        "--nbval-sanitize-with",
-        "tests/nbval_sanitize.cfg",
-        NBVAL_DIR,
-    )
 
 
 def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:
@@ -197,12 +185,10 @@ def tfkeras(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def refs(session: nox.Session) -> None:
-    """Re-executes the English notebooks and stores their nbval reference outputs."""
+    """Re-executes the English notebooks and stores their reference outputs in tests/references/."""
     install(session)
     prepare_mnist(session)
     session.run("python", "-m", "tpuhelpers.tools.notebooks", "refs", *session.posargs)
-    # The localized notebooks carry the same reference outputs: rebuild them.
-    session.run("python", "-m", "tpuhelpers.tools.l10n", "build")
 
 
 @nox.session(python=PYTHON)

@@ -1,4 +1,5 @@
-"""Every notebook runs headless with its CI parameters (papermill, a real Jupyter kernel).
+"""Every notebook runs headless with its CI parameters (papermill, a real Jupyter kernel), once,
+and its cells tagged `reference-output` print what `tests/references/<notebook>.json` holds.
 
 By default the English notebooks run; `TPUHELPERS_NOTEBOOK_LANGS=all` (or `de,it`) runs the
 localized ones too (`nox -s notebooks_l10n`). Their code cells are identical to English by
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tpuhelpers.tools import nbcheck
-from tpuhelpers.tools.notebooks import ROOT, execute
+from tpuhelpers.tools.notebooks import ROOT, run_and_compare
 
 LANGUAGES = os.environ.get("TPUHELPERS_NOTEBOOK_LANGS", "en")
 NOTEBOOKS = [
@@ -23,9 +24,10 @@ NOTEBOOKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_notebook_runs(notebook: Path) -> None:
-    # NotebookFailed names the notebook, the cell and the error; the executed copy is kept.
-    executed = execute(notebook, ROOT / "build" / "executed")
+def test_notebook_runs_and_prints_its_references(notebook: Path) -> None:
+    # NotebookFailed names the notebook and the failing cell, or lists each reference cell that
+    # differs, with a diff; the executed copy, with its plots, is kept in build/executed/.
+    executed = run_and_compare(notebook, ROOT / "build" / "executed")
     assert executed.exists()
 
 
@@ -39,3 +41,17 @@ def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
     assert not set(table) - stems, (
         f"parameters for notebooks that do not exist: {set(table) - stems}"
     )
+
+
+def test_every_reference_cell_has_a_stored_reference() -> None:
+    import json
+
+    import nbformat
+
+    from tpuhelpers.tools.notebooks import reference_file
+
+    for path in nbcheck.all_notebooks():
+        stored = json.loads(reference_file(path).read_text())
+        cells = nbformat.read(path, 4).cells
+        tagged = {cell.id for cell in cells if nbcheck.is_reference_cell(cell)}
+        assert tagged == set(stored), f"{path}: run `nox -s refs` (tagged {tagged})"

@@ -1,8 +1,9 @@
 """Notebook hygiene, in the spirit of tensorflow_docs' nbfmt.
 
 Checks every notebook against the conventions in CONTRIBUTING.md: normalized JSON, no stray
-metadata, outputs only in nbval reference cells, a title cell with an "Open in Colab" badge to the
-notebook's own path, the Colab install cell, a `parameters` cell, and a closing summary.
+metadata, no outputs (reference outputs live in `tests/references/`), a title cell with an "Open
+in Colab" badge to the notebook's own path, the install cell, a `parameters` cell, and a closing
+summary.
 
     python -m tpuhelpers.tools.nbcheck            # report problems, exit 1 if any
     python -m tpuhelpers.tools.nbcheck --fix      # normalize JSON, metadata, install cell, badge
@@ -20,7 +21,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
+# Cells whose outputs CI compares with `tests/references/<notebook>.json`.
+REFERENCE_TAG = "reference-output"
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
@@ -85,20 +87,8 @@ def badge(path: Path) -> str:
 
 
 def is_reference_cell(cell: dict) -> bool:
-    """True for code cells whose outputs nbval compares (see CONTRIBUTING.md)."""
-    return cell["cell_type"] == "code" and (
-        cell["source"].lstrip().startswith(CHECK_MARK)
-        or "nbval-check-output" in cell.get("metadata", {}).get("tags", [])
-    )
-
-
-def clean_outputs(outputs: list) -> list:
-    """Keeps what nbval compares: everything but stderr streams."""
-    return [
-        output
-        for output in outputs
-        if not (output.get("output_type") == "stream" and output.get("name") == "stderr")
-    ]
+    """True for code cells whose outputs CI compares with the stored reference."""
+    return cell["cell_type"] == "code" and REFERENCE_TAG in cell.get("metadata", {}).get("tags", [])
 
 
 def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
@@ -113,11 +103,9 @@ def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
             cell.pop("attachments", None)
         if isinstance(cell.source, list):
             cell.source = "".join(cell.source)
-        if cell.cell_type == "code":
-            # nbval only compares cells that ran in the reference: those keep their count.
-            keep = is_reference_cell(cell) and cell.execution_count is not None
-            cell.outputs = clean_outputs(cell.outputs) if keep else []
-            cell.execution_count = cell.execution_count if keep else None
+        if cell.cell_type == "code":  # outputs come from a run with the reader's parameters
+            cell.outputs = []
+            cell.execution_count = None
     if nb.cells and nb.cells[0].cell_type == "markdown":
         nb.cells[0].source = BADGE_RE.sub(badge(path), nb.cells[0].source)
     if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":
@@ -154,10 +142,10 @@ def problems(path: Path) -> list[str]:
     if cells[-1].cell_type != "markdown" or not cells[-1].source.startswith("## "):
         found.append(f"{path}: the last cell must be the '## Summary' markdown cell")
     for index, cell in enumerate(cells):
-        if cell.cell_type == "code" and cell.outputs and not is_reference_cell(cell):
-            found.append(
-                f"{path}: cell {index} has outputs but is not a reference cell ({CHECK_MARK})"
-            )
+        if cell.cell_type == "code" and cell.outputs:
+            found.append(f"{path}: cell {index} has outputs (run nbcheck --fix)")
+        if cell.cell_type == "code" and cell.source.lstrip().startswith("# NBVAL"):
+            found.append(f"{path}: cell {index} starts with a test marker: tag it {REFERENCE_TAG}")
     if text != dumps(normalize(nbformat.reads(text, as_version=4), path)):
         found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
     return found

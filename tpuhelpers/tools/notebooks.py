@@ -1,19 +1,23 @@
-"""Run the curriculum headless: papermill with CI parameters, nbval references.
+"""Run the curriculum headless: papermill with CI parameters, compared with reference outputs.
 
-    python -m tpuhelpers.tools.notebooks run [--lang en] [--out build/executed]
-    python -m tpuhelpers.tools.notebooks prepare-nbval [--out build/nbval]
+    python -m tpuhelpers.tools.notebooks run [--lang en] [--out build/executed] [--compare]
     python -m tpuhelpers.tools.notebooks refs [NOTEBOOK ...]
 
-`run` executes each notebook with the parameters from `tests/notebook_parameters.yaml` and keeps
-the executed copies. `prepare-nbval` writes copies with those parameters injected and the
-committed reference outputs kept, for `pytest --nbval-lax`. `refs` executes the English notebooks
-and stores the outputs of their reference cells (`# NBVAL_CHECK_OUTPUT`) back into them.
+`run` executes each notebook once with the parameters from `tests/notebook_parameters.yaml` and
+keeps the executed copies (with their plots); with `--compare` it also compares the cells tagged
+`reference-output` with `tests/references/<notebook>.json` (made on the default CPU stack, so
+other stacks, which print other versions, run without it). `refs` executes the English notebooks
+and stores those cells' outputs there. The notebooks themselves carry no outputs: what a reader
+sees comes from a run with the reader's own parameters.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
+import configparser
+import difflib
+import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -26,11 +30,12 @@ from tpuhelpers.tools import nbcheck
 
 ROOT = nbcheck.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"
-NBVAL_CONFTEST = ROOT / "tests" / "nbval_conftest.py"
+REFERENCES = ROOT / "tests" / "references"
+SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"
 
 
 class NotebookFailed(RuntimeError):
-    """A notebook raised an error; the message names the notebook and the cell."""
+    """A notebook raised an error, or its reference cells differ; the message says where."""
 
 
 def find_notebooks(languages: list[str] | None = None) -> list[Path]:
@@ -85,78 +90,130 @@ def execute(
     return output
 
 
-def prepare_for_nbval(notebooks: list[Path], output_dir: Path) -> list[Path]:
-    """Writes copies with CI parameters injected and reference outputs kept, for nbval."""
-    prepared = []
-    for notebook in notebooks:
-        output = output_dir / notebook.parent.name / notebook.name
-        output.parent.mkdir(parents=True, exist_ok=True)
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=ci_parameters(notebook), prepare_only=True
+def output_text(cell: dict) -> str:
+    """What is compared of a cell's outputs: stdout and plain-text results, in order.
+
+    stderr is left out: it carries TensorFlow's log lines, which differ between runs.
+    """
+    parts = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream" and output["name"] == "stdout":
+            parts.append(output["text"])
+        elif output["output_type"] in ("execute_result", "display_data"):
+            parts.append(output.get("data", {}).get("text/plain", "") + "\n")
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}\n")
+    return "".join(parts)
+
+
+def sanitizers(path: Path = SANITIZE_FILE) -> list[tuple[re.Pattern, str]]:
+    """The (pattern, replacement) pairs of `tests/reference_sanitize.cfg`, one section each."""
+    config = configparser.ConfigParser(interpolation=None)
+    config.read(path, encoding="utf-8")
+    return [
+        (re.compile(config[s]["regex"]), config[s].get("replace", "")) for s in config.sections()
+    ]
+
+
+def sanitize(text: str, rules: list[tuple[re.Pattern, str]]) -> str:
+    """Masks what differs from run to run (ports, addresses, timings) in `text`."""
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def reference_file(notebook: Path) -> Path:
+    """Where a notebook's reference outputs are stored (the same for every language)."""
+    return REFERENCES / f"{notebook.stem}.json"
+
+
+def compare_with_references(notebook: Path, executed: Path) -> list[str]:
+    """The reference cells whose outputs differ from the stored ones, each with a diff."""
+    stored = json.loads(reference_file(notebook).read_text(encoding="utf-8"))
+    rules = sanitizers()
+    found = []
+    cells = [c for c in nbformat.read(executed, 4).cells if nbcheck.is_reference_cell(c)]
+    for cell in cells:
+        if cell.id not in stored:
+            found.append(f"{cell.id}: no stored reference (run `nox -s refs`)")
+            continue
+        want, got = (sanitize(text, rules) for text in (stored[cell.id], output_text(cell)))
+        if want != got:
+            diff = difflib.unified_diff(
+                want.splitlines(), got.splitlines(), "reference", "this run", lineterm=""
+            )
+            found.append(f"{cell.id}:\n" + "\n".join(list(diff)[:40]))
+    extra = set(stored) - {cell.id for cell in cells}
+    found += [
+        f"{cell_id}: stored, but no such reference cell (run `nox -s refs`)"
+        for cell_id in sorted(extra)
+    ]
+    return found
+
+
+def run_and_compare(notebook: Path, output_dir: Path) -> Path:
+    """Executes a notebook once and compares its reference cells; returns the executed copy.
+
+    Raises:
+        NotebookFailed: A cell raised, or reference cells differ (each listed with a diff).
+    """
+    executed = execute(notebook, output_dir)
+    differences = compare_with_references(notebook, executed)
+    if differences:
+        raise NotebookFailed(
+            f"{notebook.relative_to(ROOT)}: {len(differences)} reference cell(s) differ from "
+            f"{reference_file(notebook).relative_to(ROOT)} (executed copy: {executed}):\n"
+            + "\n".join(differences)
         )
-        # papermill may drop outputs when preparing: put the committed references back.
-        source, copy = nbformat.read(notebook, 4), nbformat.read(output, 4)
-        references = {cell.id: cell for cell in source.cells if cell.cell_type == "code"}
-        for cell in copy.cells:
-            if cell.cell_type == "code" and cell.get("id") in references:
-                cell.outputs = references[cell.id].outputs
-                cell.execution_count = references[cell.id].execution_count
-        nbformat.write(copy, output)
-        prepared.append(output)
-    shutil.copy(NBVAL_CONFTEST, output_dir / "conftest.py")
-    return prepared
+    return executed
 
 
 def store_references(notebook: Path, executed: Path) -> int:
-    """Copies the reference cells' outputs from an executed copy into the notebook.
+    """Writes the reference cells' outputs of an executed copy to `tests/references/`.
 
     Returns:
-        How many reference cells were updated.
+        How many reference cells were stored.
     """
-    source, result = nbformat.read(notebook, 4), nbformat.read(executed, 4)
-    executed = {cell.get("id"): cell for cell in result.cells if cell.cell_type == "code"}
-    updated = 0
-    for cell in source.cells:
-        if nbcheck.is_reference_cell(cell) and cell.id in executed:
-            cell.outputs = nbcheck.clean_outputs(executed[cell.id].outputs)
-            cell.execution_count = executed[cell.id].execution_count
-            updated += 1
-    notebook.write_text(nbcheck.dumps(nbcheck.normalize(source, notebook)), encoding="utf-8")
-    return updated
+    cells = [c for c in nbformat.read(executed, 4).cells if nbcheck.is_reference_cell(c)]
+    texts = {cell.id: output_text(cell) for cell in cells}
+    REFERENCES.mkdir(parents=True, exist_ok=True)
+    reference_file(notebook).write_text(
+        json.dumps(texts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return len(texts)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["run", "prepare-nbval", "refs"])
+    parser.add_argument("command", choices=["run", "refs"])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: all of --lang")
     parser.add_argument("--lang", action="append", help="language folder(s); default: all")
     parser.add_argument("--out", type=Path, help="output folder")
+    parser.add_argument("--compare", action="store_true", help="run: compare the references")
     args = parser.parse_intermixed_args(argv)
-    # References live in the English notebooks; the localized ones copy them when built.
-    languages = args.lang or (["en"] if args.command in ("refs", "prepare-nbval") else None)
+    # References come from the English notebooks; the localized ones have the same code.
+    languages = args.lang or (["en"] if args.command == "refs" else None)
     notebooks = [p.resolve() for p in args.notebooks] or find_notebooks(languages)
-    if args.command == "prepare-nbval":
-        prepared = prepare_for_nbval(notebooks, args.out or ROOT / "build" / "nbval")
-        print(f"prepared {len(prepared)} notebooks for nbval")
-        return 0
     out = args.out or ROOT / "build" / ("refs" if args.command == "refs" else "executed")
     failures = []
     for notebook in notebooks:
         start = time.perf_counter()
         try:
-            executed = execute(notebook, out)
+            if args.command == "refs":
+                executed = execute(notebook, out)
+                note = f", {store_references(notebook, executed)} reference cells stored"
+            else:
+                (run_and_compare if args.compare else execute)(notebook, out)
+                note = ", references compared" if args.compare else ""
         except NotebookFailed as error:
             failures.append(str(error))
-            print(f"FAILED {notebook.relative_to(ROOT)}: {error}", flush=True)
+            print(f"FAILED {error}", flush=True)
             continue
         seconds = time.perf_counter() - start
-        note = ""
-        if args.command == "refs":
-            note = f", {store_references(notebook, executed)} reference cells stored"
         print(f"ok     {notebook.relative_to(ROOT)} ({seconds:.1f} s{note})", flush=True)
     print(f"{len(notebooks) - len(failures)} notebooks ran, {len(failures)} failed")
-    return 1 if failures else 0
+    return 1 if failures or not notebooks else 0
 
 
 if __name__ == "__main__":
