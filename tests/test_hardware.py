@@ -431,3 +431,19 @@ def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_with
         "1 the CPU; compile Keras models with jit_compile=False (this wheel's XLA has no CPU "
         "backend)."
     )
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_get_strategy_refuses_another_keras_backend_with_the_fix(backend):
+    out = run_python(
+        """
+        from tpuhelpers import hardware, jax_setup
+        try:
+            hardware.get_strategy("cpu")
+        except jax_setup.KerasBackendError as error:
+            print(error)
+        """,
+        env=clean_env(KERAS_BACKEND=backend),
+    )
+    assert out.startswith(f"KERAS_BACKEND is already set to {backend!r}, not 'tensorflow'")
+    assert "os.environ.pop('KERAS_BACKEND')" in out

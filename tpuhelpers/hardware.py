@@ -35,6 +35,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpuhelpers import jax_setup
+
 ACCELERATOR_ENV = "TPUHELPERS_ACCELERATOR"
 CPU_REPLICAS_ENV = "TPUHELPERS_CPU_REPLICAS"
 ACCELERATORS = ("auto", "tpu", "gpu", "cpu")
@@ -473,8 +475,12 @@ def get_strategy(
         AcceleratorNotFoundError: A forced TPU or GPU is missing.
         TpuConnectionError: A TPU was expected (forced, or named) but could not be reached.
         CpuSplitError: CPU replicas were asked for after TensorFlow's runtime started.
+        jax_setup.KerasBackendError: Keras is set to, or runs on, a backend other than TensorFlow.
     """
     platform = platform or Platform()
+    # A tf.distribute strategy needs Keras on TensorFlow: a KERAS_BACKEND of "jax" (say) left in
+    # the environment would give `tf.keras` another backend and fail deep inside the strategy.
+    jax_setup.use_keras_backend("tensorflow")
     accelerator = _accelerator_setting(accelerator, platform.environ)
     replicas = _cpu_replica_setting(cpu_replicas, platform.environ)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
