@@ -75,9 +75,7 @@ def tpu_stack(session: nox.Session) -> None:
     # The index resolution tests ran in `tests` already; they do not depend on the wheel.
     session.run("pytest", "-n", "2", "tests", "--ignore", "tests/test_stacks.py", env=env)
     out = "build/tpu_stack"
-    session.run(
-        "python", "-m", "tpuhelpers.tools.notebooks", "run", "--lang", "en", "--out", out, env=env
-    )
+    session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out, env=env)
     TPU_STACK_STAMP.write_text(f"{tpu_stack_digest()}  passed: unit tests and every notebook\n")
 
 
@@ -88,7 +86,7 @@ TPU_STACK_INPUTS = (
     "requirements.txt",
     "tpuhelpers/hardware.py",
     "tpuhelpers/quiet.py",
-    "tpuhelpers/tools/nbcheck.py",
+    "tools/nbcheck.py",
     "tests/test_tpu_wheel.py",
 )
 TPU_STACK_STAMP = Path("stacks/tpu_stack.passed")
@@ -123,7 +121,7 @@ def older_tensorflow(session: nox.Session, tensorflow: str) -> None:
     install_with(session, f"tensorflow-cpu=={tensorflow}", "stacks/tpu.txt")
     prepare_mnist(session)
     out = f"build/tensorflow-{tensorflow}"
-    session.run("python", "-m", "tpuhelpers.tools.notebooks", "run", "--lang", "en", "--out", out)
+    session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out)
 
 
 @nox.session(python=PYTHON)
@@ -131,7 +129,7 @@ def notebooks(session: nox.Session) -> None:
     """Executes every notebook with its CI parameters into build/executed/ (copies kept)."""
     install(session)
     prepare_mnist(session)
-    session.run("python", "-m", "tpuhelpers.tools.notebooks", "run", *session.posargs)
+    session.run("python", "-m", "tools.notebooks", "run", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -174,7 +172,7 @@ def tfkeras(session: nox.Session) -> None:
     session.run(
         "python",
         "-m",
-        "tpuhelpers.tools.notebooks",
+        "tools.notebooks",
         "run",
         *notebooks,
         "--out",
@@ -188,7 +186,7 @@ def refs(session: nox.Session) -> None:
     """Re-executes the English notebooks and stores their reference outputs in tests/references/."""
     install(session)
     prepare_mnist(session)
-    session.run("python", "-m", "tpuhelpers.tools.notebooks", "refs", *session.posargs)
+    session.run("python", "-m", "tools.notebooks", "refs", *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -197,8 +195,8 @@ def lint(session: nox.Session) -> None:
     session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    session.run("python", "-m", "tpuhelpers.tools.nbcheck", env={"PYTHONPATH": "."})
-    session.run("python", "-m", "tpuhelpers.tools.l10n", "check", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tools.l10n", "check", env={"PYTHONPATH": "."})
 
 
 @nox.session(python=PYTHON)
@@ -207,7 +205,7 @@ def fmt(session: nox.Session) -> None:
     session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3")
     session.run("ruff", "check", "--fix", ".")
     session.run("ruff", "format", ".")
-    session.run("python", "-m", "tpuhelpers.tools.nbcheck", "--fix", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tools.nbcheck", "--fix", env={"PYTHONPATH": "."})
 
 
 @nox.session(python=PYTHON)
@@ -225,7 +223,7 @@ def bench(session: nox.Session) -> None:
     each figure is the median of `--repeats` runs (default 3).
     """
     install(session)
-    session.run("python", "-m", "tpuhelpers.bench", *session.posargs)
+    session.run("python", "-m", "tools.bench", *session.posargs)
 
 
 # Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
@@ -234,11 +232,9 @@ L10N_PACKAGES = ("nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
 
 
 def run_l10n(session: nox.Session, command: str) -> None:
-    """Runs one command of `python -m tpuhelpers.tools.l10n` with the session's arguments."""
+    """Runs one command of `python -m tools.l10n` with the session's arguments."""
     session.install(*L10N_PACKAGES)
-    session.run(
-        "python", "-m", "tpuhelpers.tools.l10n", command, *session.posargs, env={"PYTHONPATH": "."}
-    )
+    session.run("python", "-m", "tools.l10n", command, *session.posargs, env={"PYTHONPATH": "."})
 
 
 @nox.session(python=PYTHON)

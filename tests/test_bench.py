@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
-from tpuhelpers import bench
+from tools import bench
 
 
 def test_flops_of_the_guides_model():
@@ -24,7 +25,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
         [
             sys.executable,
             "-m",
-            "tpuhelpers.bench",
+            "tools.bench",
             "--filters",
             "4",
             "--batch",
@@ -43,6 +44,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=Path(__file__).resolve().parents[1],  # tools/ is run from the repository root
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "multi-step loop, 2 steps per call" in completed.stdout

@@ -8,7 +8,7 @@ import nbformat
 import polib
 import pytest
 
-from tpuhelpers.tools import l10n, links, nbcheck
+from tools import l10n, links, nbcheck
 
 TITLE = """\
 # Alpha notebook
@@ -221,7 +221,7 @@ def test_hand_edited_code_cell_in_localized_notebook_fails_check(tree: l10n.Tree
     assert found == [
         "notebooks/it/02_beta.ipynb: cell-004 (code) differs from notebooks/en/02_beta.ipynb: "
         "code, tags, metadata and outputs are copied from English; edit the English notebook; "
-        "run `python -m tpuhelpers.tools.l10n build` to rewrite it"
+        "run `python -m tools.l10n build` to rewrite it"
     ]
     assert l10n.main(["check", "--root", str(tree.root)]) == 1
     l10n.build(tree)
@@ -273,15 +273,15 @@ def test_new_notebook_gets_catalogs_and_missing_ones_fail_check(tree: l10n.Tree)
     found = l10n.check(tree, with_links=False)
     assert found == [
         "notebooks/de/po/03_gamma.po is missing for notebooks/en/03_gamma.ipynb; run "
-        "`python -m tpuhelpers.tools.l10n extract` then build",
+        "`python -m tools.l10n extract` then build",
         "notebooks/it/po/03_gamma.po is missing for notebooks/en/03_gamma.ipynb; run "
-        "`python -m tpuhelpers.tools.l10n extract` then build",
+        "`python -m tools.l10n extract` then build",
     ]
     l10n.extract(tree)
     found = l10n.check(tree, with_links=False)
     assert found == [
-        "notebooks/de/03_gamma.ipynb is missing; run `python -m tpuhelpers.tools.l10n build`",
-        "notebooks/it/03_gamma.ipynb is missing; run `python -m tpuhelpers.tools.l10n build`",
+        "notebooks/de/03_gamma.ipynb is missing; run `python -m tools.l10n build`",
+        "notebooks/it/03_gamma.ipynb is missing; run `python -m tools.l10n build`",
     ]
     l10n.build(tree)
     links.fix_readme(tree.root)

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tpuhelpers.tools import links, nbcheck
+from tools import links, nbcheck
 
 REPOSITORY = nbcheck.project_settings()["repository"]
 COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main"
@@ -134,7 +134,7 @@ def test_readme_needs_a_badge_for_every_notebook_of_every_language(root: Path) -
     assert len(found) == 3
     assert found[0] == (
         "README.md has no Open in Colab badge for notebooks/de/01_a.ipynb; run "
-        "`python -m tpuhelpers.tools.links --fix` (or paste `--table`)"
+        "`python -m tools.links --fix` (or paste `--table`)"
     )
     with pytest.raises(links.LinkError, match="README.md has no <!-- notebooks:start -->"):
         links.fix_readme(root)
@@ -152,9 +152,9 @@ def test_readme_table_is_generated_and_kept_in_sync(root: Path, capsys) -> None:
     write_notebook(root, "notebooks/de/02_b.ipynb", "Zurück zur [README](../../README.md).")
     assert links.problems(root) == [
         "README.md has no Open in Colab badge for notebooks/de/02_b.ipynb; run "
-        "`python -m tpuhelpers.tools.links --fix` (or paste `--table`)",
+        "`python -m tools.links --fix` (or paste `--table`)",
         "README.md: the notebooks table between <!-- notebooks:start --> and "
-        "<!-- notebooks:end --> is out of date; run `python -m tpuhelpers.tools.links --fix` "
+        "<!-- notebooks:end --> is out of date; run `python -m tools.links --fix` "
         "(or paste `--table`)",
     ]
     assert links.main(["--fix", "--root", str(root)]) == 0

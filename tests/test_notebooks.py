@@ -3,7 +3,7 @@ and its cells tagged `reference-output` print what `tests/references/<notebook>.
 
 By default the English notebooks run; `TPUHELPERS_NOTEBOOK_LANGS=all` (or `de,it`) runs the
 localized ones too (`nox -s notebooks_l10n`). Their code cells are identical to English by
-construction (`python -m tpuhelpers.tools.l10n check`), so the default CI runs English only.
+construction (`python -m tools.l10n check`), so the default CI runs English only.
 """
 
 import os
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tpuhelpers.tools import nbcheck
-from tpuhelpers.tools.notebooks import ROOT, run_and_compare
+from tools import nbcheck
+from tools.notebooks import ROOT, run_and_compare
 
 LANGUAGES = os.environ.get("TPUHELPERS_NOTEBOOK_LANGS", "en")
 NOTEBOOKS = [
@@ -34,7 +34,7 @@ def test_notebook_runs_and_prints_its_references(notebook: Path) -> None:
 def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
     import yaml
 
-    from tpuhelpers.tools.notebooks import PARAMETERS_FILE
+    from tools.notebooks import PARAMETERS_FILE
 
     table = yaml.safe_load(PARAMETERS_FILE.read_text()) or {}
     stems = {p.stem for p in nbcheck.all_notebooks()}
@@ -48,7 +48,7 @@ def test_every_reference_cell_has_a_stored_reference() -> None:
 
     import nbformat
 
-    from tpuhelpers.tools.notebooks import reference_file
+    from tools.notebooks import reference_file
 
     for path in nbcheck.all_notebooks():
         stored = json.loads(reference_file(path).read_text())

@@ -125,7 +125,7 @@ def test_requirements_txt_installs_the_cpu_stack():
 
 def test_the_install_cell_installs_the_projects_release():
     sys.path.insert(0, str(ROOT))
-    from tpuhelpers.tools import nbcheck
+    from tools import nbcheck
 
     cell = nbcheck.install_cell(ROOT / "notebooks/en/03_keras_fit.ipynb")
     assert f'RELEASE = "{nbcheck.release()}"' in cell

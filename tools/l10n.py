@@ -7,10 +7,10 @@ block; the Colab badge is left out). The build copies each English notebook and 
 blocks only, so code cells, their tags and metadata, and reference outputs are identical in every
 language, by construction.
 
-    python -m tpuhelpers.tools.l10n extract [--lang de] [--prune] [--add LANG]
-    python -m tpuhelpers.tools.l10n build [--lang de]
-    python -m tpuhelpers.tools.l10n check [--lang de]
-    python -m tpuhelpers.tools.l10n report [--lang de] [--require-complete]
+    python -m tools.l10n extract [--lang de] [--prune] [--add LANG]
+    python -m tools.l10n build [--lang de]
+    python -m tools.l10n check [--lang de]
+    python -m tools.l10n report [--lang de] [--require-complete]
 
 `extract` updates the catalogs from English: new messages come untranslated, a changed message
 keeps its old translation marked fuzzy (the old English in `#| msgid`), removed ones become
@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tpuhelpers.tools import links, nbcheck
+from tools import links, nbcheck
 
 ROOT = nbcheck.ROOT
 SOURCE = links.SOURCE_LANGUAGE
@@ -136,7 +136,7 @@ class Tree:
                     f"no catalogs for language {lang!r} (there is no "
                     f"{self.rel(self.notebooks / lang / 'po')}/); available: "
                     f"{', '.join(available) or 'none'}. To start a new language, run "
-                    f"`python -m tpuhelpers.tools.l10n extract --add {lang}`"
+                    f"`python -m tools.l10n extract --add {lang}`"
                 )
         return list(dict.fromkeys(requested))
 
@@ -152,7 +152,7 @@ class Tree:
         return L10nError(
             f"no English notebook in notebooks/{SOURCE}/ for: {names}. If the notebook was "
             "renamed, rename its catalogs the same way (git mv) and run extract again; if it was "
-            "deleted, run `python -m tpuhelpers.tools.l10n extract --prune`"
+            "deleted, run `python -m tools.l10n extract --prune`"
         )
 
 
@@ -338,7 +338,7 @@ def validate_language(lang: str) -> None:
     if lang not in PLURAL_FORMS:
         raise L10nError(
             f"no Plural-Forms known for {lang!r}: add its gettext Plural-Forms line to "
-            "PLURAL_FORMS in tpuhelpers/tools/l10n.py"
+            "PLURAL_FORMS in tools/l10n.py"
         )
 
 
@@ -638,7 +638,7 @@ def _staleness(
     summary = "; ".join(details) or "not in the form extract writes (order, comments or flags)"
     return (
         f"{tree.rel(path)} is out of date with {tree.rel(english)}: {summary}. "
-        "Run `python -m tpuhelpers.tools.l10n extract`, translate, then build"
+        "Run `python -m tools.l10n extract`, translate, then build"
     )
 
 
@@ -674,7 +674,7 @@ def _cell_differences(
             )
     if not found:
         found.append(f"{name}: notebook metadata or format differs from the build")
-    hint = "run `python -m tpuhelpers.tools.l10n build` to rewrite it"
+    hint = "run `python -m tools.l10n build` to rewrite it"
     return [f"{line}; {hint}" for line in found]
 
 
@@ -708,7 +708,7 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
             if not path.exists():
                 found.append(
                     f"{tree.rel(path)} is missing for {tree.rel(english)}; run "
-                    "`python -m tpuhelpers.tools.l10n extract` then build"
+                    "`python -m tools.l10n extract` then build"
                 )
                 continue
             try:
@@ -720,9 +720,7 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
             expected = build_notebook(tree, lang, english, catalog)
             target = tree.localized(lang, english.stem)
             if not target.exists():
-                found.append(
-                    f"{tree.rel(target)} is missing; run `python -m tpuhelpers.tools.l10n build`"
-                )
+                found.append(f"{tree.rel(target)} is missing; run `python -m tools.l10n build`")
             elif target.read_text(encoding="utf-8") != expected:
                 found.extend(_cell_differences(tree, expected, target, english, path))
     if with_links:

@@ -5,8 +5,8 @@ metadata, no outputs (reference outputs live in `tests/references/`), a title ce
 in Colab" badge to the notebook's own path, the install cell, a `parameters` cell, and a closing
 summary.
 
-    python -m tpuhelpers.tools.nbcheck            # report problems, exit 1 if any
-    python -m tpuhelpers.tools.nbcheck --fix      # normalize JSON, metadata, install cell, badge
+    python -m tools.nbcheck            # report problems, exit 1 if any
+    python -m tools.nbcheck --fix      # normalize JSON, metadata, install cell, badge
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 # Cells whose outputs CI compares with `tests/references/<notebook>.json`.
 REFERENCE_TAG = "reference-output"

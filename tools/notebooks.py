@@ -1,7 +1,7 @@
 """Run the curriculum headless: papermill with CI parameters, compared with reference outputs.
 
-    python -m tpuhelpers.tools.notebooks run [--lang en] [--out build/executed] [--compare]
-    python -m tpuhelpers.tools.notebooks refs [NOTEBOOK ...]
+    python -m tools.notebooks run [--lang en] [--out build/executed] [--compare]
+    python -m tools.notebooks refs [NOTEBOOK ...]
 
 `run` executes each notebook once with the parameters from `tests/notebook_parameters.yaml` and
 keeps the executed copies (with their plots); with `--compare` it also compares the cells tagged
@@ -26,7 +26,7 @@ import nbformat
 import papermill
 import yaml
 
-from tpuhelpers.tools import nbcheck
+from tools import nbcheck
 
 ROOT = nbcheck.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"

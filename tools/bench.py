@@ -1,6 +1,6 @@
 """Benchmark the four training-loop styles of the curriculum on the hardware at hand.
 
-    python -m tpuhelpers.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
+    python -m tools.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
                                [--steps-per-execution 10] [--repeats 3] [--out build/bench]
 
 Styles: `Model.fit` with `steps_per_execution` 1 and N, the custom loop with one step per call,

@@ -10,9 +10,9 @@ Checks, for a checkout of the repository:
 - README.md has an Open-in-Colab badge for every notebook of every language; between the markers
   `<!-- notebooks:start -->` and `<!-- notebooks:end -->` it holds exactly `readme_table()`.
 
-    python -m tpuhelpers.tools.links            # report problems, exit 1 if any
-    python -m tpuhelpers.tools.links --table    # print the README table (notebooks x languages)
-    python -m tpuhelpers.tools.links --fix      # rewrite the table between the README markers
+    python -m tools.links            # report problems, exit 1 if any
+    python -m tools.links --table    # print the README table (notebooks x languages)
+    python -m tools.links --fix      # rewrite the table between the README markers
 
 The markdown helpers here (`code_spans`, `link_targets`, `fenced`) are shared with `l10n`.
 """
@@ -27,7 +27,7 @@ from urllib.parse import unquote
 
 import nbformat
 
-from tpuhelpers.tools import nbcheck
+from tools import nbcheck
 
 ROOT = nbcheck.ROOT
 SOURCE_LANGUAGE = "en"
@@ -307,7 +307,7 @@ def readme_problems(root: Path = ROOT) -> list[str]:
         return ["README.md is missing"]
     text = readme.read_text(encoding="utf-8")
     urls = {url for image, url in nbcheck.BADGE_RE.findall(text) if image == nbcheck.BADGE_IMAGE}
-    fix = "run `python -m tpuhelpers.tools.links --fix` (or paste `--table`)"
+    fix = "run `python -m tools.links --fix` (or paste `--table`)"
     found = [
         f"README.md has no Open in Colab badge for {_relative(path, root)}; {fix}"
         for path in all_notebooks(root)
