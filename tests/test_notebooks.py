@@ -55,3 +55,20 @@ def test_every_reference_cell_has_a_stored_reference() -> None:
         cells = nbformat.read(path, 4).cells
         tagged = {cell.id for cell in cells if nbcheck.is_reference_cell(cell)}
         assert tagged == set(stored), f"{path}: run `nox -s refs` (tagged {tagged})"
+
+
+def test_a_kernel_does_not_inherit_the_keras_backend_this_process_chose(tmp_path, monkeypatch):
+    # get_strategy() sets KERAS_BACKEND=tensorflow in the test process; a kernel that inherited
+    # it would make notebook 10 (Keras on JAX) fail whenever such a test ran before it.
+    import nbformat
+
+    from tools.notebooks import execute
+
+    monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
+    notebook = tmp_path / "xx" / "probe.ipynb"
+    notebook.parent.mkdir()
+    code = "import os\nprint(repr(os.environ.get('KERAS_BACKEND')))"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), notebook)
+    executed = nbformat.read(execute(notebook, tmp_path / "out", parameters={}), 4)
+    assert executed.cells[0].outputs[0]["text"].strip() == "None"
+    assert os.environ["KERAS_BACKEND"] == "tensorflow"  # restored for this process

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import configparser
+import contextlib
 import difflib
 import json
+import os
 import re
 import sys
 import time
@@ -32,6 +34,13 @@ ROOT = nbcheck.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"
 REFERENCES = ROOT / "tests" / "references"
 SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"
+
+
+# Variables a process sets for itself (`jax_setup.use_keras_backend` sets KERAS_BACKEND), which a
+# kernel would inherit: each notebook chooses its own backend, so a kernel starts without them,
+# as it would from a user's shell. Left in, a test that called `get_strategy()` in this process
+# made notebook 10 (Keras on JAX) fail or pass depending on which test ran before it.
+PROCESS_CHOICES = ("KERAS_BACKEND",)
 
 
 class NotebookFailed(RuntimeError):
@@ -71,23 +80,35 @@ def execute(
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
     try:
-        papermill.execute_notebook(
-            str(notebook),
-            str(output),
-            parameters=params,
-            kernel_name="python3",
-            cwd=str(output.parent),
-            execution_timeout=timeout,
-            progress_bar=False,
-        )
+        with _kernel_environment():
+            papermill.execute_notebook(
+                str(notebook),
+                str(output),
+                parameters=params,
+                kernel_name="python3",
+                cwd=str(output.parent),
+                execution_timeout=timeout,
+                progress_bar=False,
+            )
     except papermill.PapermillExecutionError as error:
         first_line = error.source.strip().splitlines()[0] if error.source.strip() else ""
+        name = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else notebook
         raise NotebookFailed(
-            f"{notebook.relative_to(ROOT)}: cell {error.cell_index} "
+            f"{name}: cell {error.cell_index} "
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
     return output
+
+
+@contextlib.contextmanager
+def _kernel_environment():
+    """Leaves PROCESS_CHOICES out of the environment while a kernel starts; restores them after."""
+    saved = {name: os.environ.pop(name) for name in PROCESS_CHOICES if name in os.environ}
+    try:
+        yield
+    finally:
+        os.environ.update(saved)
 
 
 def output_text(cell: dict) -> str:
