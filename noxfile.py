@@ -283,4 +283,4 @@ def support_table(session: nox.Session, stack: str) -> None:
     else:
         install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
         env.update(TPU_ENV)
-    session.run("python", "-m", "tpuhelpers.support", "write", *session.posargs, env=env)
+    session.run("python", "-m", "tools.support_table", "write", *session.posargs, env=env)
