@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -87,7 +88,7 @@ def test_find_tpu_argument_wins_and_names_zone_and_project():
     assert (target.tpu, target.zone, target.project) == ("my-tpu", "europe-west4-a", "proj")
     assert "my-tpu" in target.source and "europe-west4-a" in target.source
     grpc = hardware.find_tpu("grpc://10.0.0.2:8470", platform=platform)
-    assert grpc.source == "TPU at grpc://10.0.0.2:8470"
+    assert grpc.tpu == "grpc://10.0.0.2:8470" and "grpc://10.0.0.2:8470" in grpc.source
 
 
 def test_no_tpu_anywhere():
@@ -106,7 +107,7 @@ def test_tpu_config_is_parsed_into_a_waiting_target():
     ("text", "message"),
     [
         ("{tpu_node_name: x}", "TPU_CONFIG is not valid JSON"),
-        ("[1, 2]", "must be a JSON object with .*, got a list"),
+        ("[1, 2]", "must be a JSON object like .*, got list"),
         ('{"tpu_node_name": "x", "zone": "z"}', "TPU_CONFIG lacks project"),
         ('{"zone": "z"}', "TPU_CONFIG lacks tpu_node_name, project"),
     ],
@@ -447,3 +448,60 @@ def test_get_strategy_refuses_another_keras_backend_with_the_fix(backend):
     )
     assert out.startswith(f"KERAS_BACKEND is already set to {backend!r}, not 'tensorflow'")
     assert "os.environ.pop('KERAS_BACKEND')" in out
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("10.0.0.2:8470", "grpc://10.0.0.2:8470"),
+        ("grpc://10.0.0.2:8470", "grpc://10.0.0.2:8470"),  # no second prefix
+        (" 10.0.0.2:8470\n", "grpc://10.0.0.2:8470"),
+        ("[::1]:8470", "grpc://[::1]:8470"),
+    ],
+)
+def test_colab_tpu_addr_is_normalised(value, expected):
+    target = hardware.find_tpu(platform=fake_platform({"COLAB_TPU_ADDR": value}))
+    assert target.tpu == expected
+
+
+@pytest.mark.parametrize(
+    "value", ["10.0.0.2", "grpc://", "10.0.0.2:99999", "a b:1", "grpc://x:8470/"]
+)
+def test_bad_tpu_addresses_are_refused_with_the_expected_form(value):
+    with pytest.raises(ValueError, match=r"COLAB_TPU_ADDR must be host:port \(e\.g\."):
+        hardware.find_tpu(platform=fake_platform({"COLAB_TPU_ADDR": value}))
+
+
+def test_an_attempt_that_hangs_is_bounded_in_time():
+    import threading
+
+    release = threading.Event()
+    platform = fake_platform({}, connect=lambda target: release.wait(30))
+    target = hardware.TpuTarget("grpc://10.0.0.2:8470", source="a TPU that never answers")
+    start = time.monotonic()
+    with pytest.raises(hardware.TpuConnectionError, match=r"after 2 attempts.*TimeoutError"):
+        hardware.connect_tpu(target, attempts=2, delay=0, attempt_timeout=0.2, platform=platform)
+    release.set()
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("value", ["65", "100000", 1000])
+def test_cpu_replicas_beyond_the_limit_are_refused(value):
+    with pytest.raises(ValueError, match=r"at most 64"):
+        hardware.get_strategy("cpu", cpu_replicas=value, platform=fake_platform({}))
+
+
+def test_a_colab_tpu_address_where_nothing_listens_falls_back_in_seconds():
+    # Before: one attempt blocked inside TensorFlow's connection for about 400 s.
+    start = time.monotonic()
+    out = run_python(
+        """
+        import os
+        os.environ["COLAB_TPU_ADDR"] = "127.0.0.1:1"
+        from tpuhelpers import hardware
+        print(hardware.describe(hardware.get_strategy()))
+        """
+    )
+    assert time.monotonic() - start < 120
+    assert "Hardware:  CPU" in out and "TPU not usable, fell back" in out
+    assert "127.0.0.1:1" in out

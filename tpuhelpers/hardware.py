@@ -1,46 +1,40 @@
 """Find the best hardware, connect to it, and return a `tf.distribute.Strategy`.
 
-The notebooks call two functions::
+Too long to inline into every notebook: detection with fallback. Notebook 01 writes the TPU
+connection out by hand; later notebooks call `strategy = hardware.get_strategy()`.
 
-    strategy = hardware.get_strategy()   # TPU if there is one, else GPUs, else the CPU
-    print(hardware.describe(strategy))   # what was found, in words
-
-Where a TPU is looked for, in this order:
-
-1. the `tpu=` argument: a Cloud TPU name (with `zone` and `project`), a `grpc://` address, or
-   `"local"` for a TPU VM;
-2. `TPU_CONFIG`: a managed training job's JSON (`tpu_node_name`, `zone`, `project`); the TPU may
-   still be provisioning, so connecting is retried a bounded number of times;
-3. `COLAB_TPU_ADDR`: the legacy Colab TPU node (a TPU behind a gRPC address);
-4. `TPU_NAME`, or TPU device files (`/dev/accel*`, `/dev/vfio/*`): a TPU VM, which is what Colab's
-   TPU runtimes are today; connected to with `TPUClusterResolver(tpu="local")`.
-
-Without a TPU: several GPUs give a `MirroredStrategy`, one GPU a `OneDeviceStrategy`, the CPU the
-default strategy, or, with `cpu_replicas=N`, a `MirroredStrategy` over N logical CPU devices, so
-that every distributed code path (per-replica batches, all-reduce) runs for real on a laptop.
-
-`TPUHELPERS_ACCELERATOR` (`auto`, `tpu`, `gpu`, `cpu`) and `TPUHELPERS_CPU_REPLICAS` set the same
-choices for headless runs. TensorFlow is imported inside functions, so that CPU devices can still
-be split when this module is imported.
+A TPU is looked for in this order: the `tpu=` argument (a Cloud TPU name with `zone` and
+`project`, a `grpc://host:port` address, or `"local"`); `TPU_CONFIG` (a managed job's JSON,
+retried while the TPU provisions); `COLAB_TPU_ADDR` (legacy TPU node); `TPU_NAME`; TPU device
+files (`/dev/accel*`, `/dev/vfio/N`: a TPU VM, which Colab's TPU runtimes are). Without one:
+several GPUs give a `MirroredStrategy`, one GPU a `OneDeviceStrategy`, the CPU the default
+strategy or, with `cpu_replicas=N`, a `MirroredStrategy` over N logical CPU devices.
+`TPUHELPERS_ACCELERATOR` (auto, tpu, gpu, cpu) and `TPUHELPERS_CPU_REPLICAS` set the same
+choices for headless runs. TensorFlow is imported inside functions, so that the CPU can still
+be split after this module is imported.
 """
 
 from __future__ import annotations
 
 import glob
 import importlib.metadata
-import json
 import os
+import re
+import socket
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpuhelpers import jax_setup
+from tpuhelpers import checks, jax_setup
 
 ACCELERATOR_ENV = "TPUHELPERS_ACCELERATOR"
 CPU_REPLICAS_ENV = "TPUHELPERS_CPU_REPLICAS"
 ACCELERATORS = ("auto", "tpu", "gpu", "cpu")
-TPU_CONFIG_KEYS = ("tpu_node_name", "zone", "project")
+MAX_CPU_REPLICAS = 64  # each logical CPU device holds a model copy and runs its own threads
+TPU_CONFIG_EXAMPLE = '{"tpu_node_name": "my-tpu", "zone": "us-central1-b", "project": "my-project"}'
+_HOST_PORT = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}")
 
 
 class HardwareError(RuntimeError):
@@ -52,7 +46,7 @@ class AcceleratorNotFoundError(HardwareError):
 
 
 class TpuConnectionError(HardwareError):
-    """A TPU was expected but could not be connected to or initialized."""
+    """A TPU was expected but could not be connected to or initialized in time."""
 
 
 class CpuSplitError(HardwareError):
@@ -61,15 +55,8 @@ class CpuSplitError(HardwareError):
 
 @dataclass(frozen=True)
 class TpuTarget:
-    """Where to look for a TPU.
-
-    Attributes:
-        tpu: The `tpu` argument of `TPUClusterResolver`: `"local"`, a name or a `grpc://` address.
-        zone: Cloud zone of a named TPU, else None.
-        project: Cloud project of a named TPU, else None.
-        source: How the target was found, in words (shown by `describe`).
-        wait: Whether the TPU may still be provisioning (a managed job), so connecting is retried.
-    """
+    """Where to look for a TPU: `TPUClusterResolver`'s arguments, how it was found (`source`),
+    and whether it may still be provisioning (`wait`: a managed job's TPU, retried)."""
 
     tpu: str
     zone: str | None = None
@@ -90,33 +77,20 @@ class HardwareReport:
     notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        lines = [
-            f"Hardware:  {self.kind}",
-            f"Strategy:  {self.strategy}",
-            f"Replicas:  {self.num_replicas}",
-            "Devices:   " + ", ".join(self.devices),
-            f"How:       {self.how}",
-        ]
-        lines += [f"Note:      {note}" for note in self.notes]
-        return "\n".join(lines)
+        rows = [("Hardware", self.kind), ("Strategy", self.strategy)]
+        rows += [("Replicas", self.num_replicas), ("Devices", ", ".join(self.devices))]
+        rows += [("How", self.how)] + [("Note", note) for note in self.notes]
+        return "\n".join(f"{name + ':':<10} {value}" for name, value in rows)
 
 
-# The errors TensorFlow raises while a TPU is missing, unreachable or still provisioning. Anything
-# else is a real error and propagates untouched.
 def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
+    """TensorFlow's errors for a TPU that is missing, unreachable or still provisioning."""
     import tensorflow as tf
 
-    return (
-        ValueError,
-        ConnectionError,
-        tf.errors.NotFoundError,
-        tf.errors.InvalidArgumentError,
-        tf.errors.UnavailableError,
-        tf.errors.DeadlineExceededError,
-        tf.errors.UnimplementedError,
-        # tensorflow-tpu on a machine without TPU chips: a RET_CHECK in tpu_node_interfaces.cc.
-        tf.errors.InternalError,
-    )
+    e = tf.errors  # InternalError: tensorflow-tpu on a machine without TPU chips (a RET_CHECK)
+    return (ValueError, ConnectionError, e.NotFoundError, e.InvalidArgumentError) + (
+        e.UnavailableError, e.DeadlineExceededError, e.UnimplementedError, e.InternalError
+    )  # fmt: skip
 
 
 def tpu_device_files() -> list[str]:
@@ -144,33 +118,37 @@ def skip_tpu_metadata_query(
     device_files: Callable[[], list[str]] = tpu_device_files,
     wheel: Callable[[], str | None] = tpu_wheel_version,
 ) -> str | None:
-    """Keeps the TPU wheel from waiting minutes for a Cloud metadata server that is not there.
-
-    `import tensorflow` with `tensorflow-tpu` installed asks the Cloud metadata server about the
-    TPU, retrying for more than 5 minutes on a machine outside Google Cloud. Where nothing points
-    at a TPU (no TPU device file, no `TPU_NAME`, `TPU_CONFIG` or `COLAB_TPU_ADDR`), this sets
-    `TPU_SKIP_MDS_QUERY=1`, which the wheel reads on import. A value already set is kept.
+    """Sets `TPU_SKIP_MDS_QUERY=1` where `tensorflow-tpu` is installed but nothing points at a
+    TPU, so that `import tensorflow` does not retry the Cloud metadata server for minutes.
 
     Returns:
-        A note saying what was done, or None when nothing was.
+        A note saying what was done, or None when nothing was (a value already set is kept).
     """
     pointers = ("TPU_SKIP_MDS_QUERY", "TPU_NAME", "TPU_CONFIG", "COLAB_TPU_ADDR")
-    if any(name in environ for name in pointers) or device_files():
-        return None
-    version = wheel()
-    if version is None:
+    if any(name in environ for name in pointers) or device_files() or not (version := wheel()):
         return None
     environ["TPU_SKIP_MDS_QUERY"] = "1"
-    return (
-        f"{_no_chip_note(version)}: set TPU_SKIP_MDS_QUERY=1, so that importing TensorFlow does "
-        "not wait minutes for the Cloud metadata server."
-    )
+    return f"{_no_chip_note(version)}: set TPU_SKIP_MDS_QUERY=1 (no metadata-server wait)."
+
+
+def grpc_address(value: str, where: str) -> str:
+    """Normalises `host:port` or `grpc://host:port` to `grpc://host:port`; refuses anything else."""
+    address = value.strip().removeprefix("grpc://")
+    if not _HOST_PORT.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+        raise ValueError(
+            f"{where} must be host:port (e.g. 10.0.0.2:8470), optionally after grpc://; "
+            f"got {value!r}."
+        )
+    return "grpc://" + address
 
 
 def _default_connect(target: TpuTarget) -> Any:
     """Connects to `target` and initializes its TPU system; returns the resolver."""
     import tensorflow as tf
 
+    if target.tpu.startswith("grpc://"):  # fail in seconds where nothing listens
+        host, port = target.tpu.removeprefix("grpc://").rsplit(":", 1)
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
     resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
         tpu=target.tpu, zone=target.zone, project=target.project
     )
@@ -202,46 +180,22 @@ def _count_physical(kind: str) -> int:
 
 
 def parse_tpu_config(text: str) -> TpuTarget:
-    """Parses a managed job's `TPU_CONFIG` environment variable.
-
-    Args:
-        text: JSON with the keys `tpu_node_name`, `zone` and `project`.
-
-    Returns:
-        A target that is retried while the TPU is provisioning.
+    """Parses a managed job's `TPU_CONFIG` (JSON: tpu_node_name, zone, project).
 
     Raises:
-        ValueError: The text is not JSON, not an object, or lacks a key.
+        ValueError: Not JSON, not an object, or a key missing or not a string.
     """
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as error:
+    config = checks.json_object(text, "TPU_CONFIG", TPU_CONFIG_EXAMPLE)
+    keys = ("tpu_node_name", "zone", "project")
+    wrong = [key for key in keys if not isinstance(config.get(key), str) or not config[key]]
+    if wrong:
         raise ValueError(
-            f"TPU_CONFIG is not valid JSON ({error.msg} at position {error.pos}): {text!r}. "
-            'Expected e.g. {"tpu_node_name": "my-tpu", "zone": "us-central1-b", '
-            '"project": "my-project"}.'
-        ) from None
-    if not isinstance(config, dict):
-        raise ValueError(
-            f"TPU_CONFIG must be a JSON object with {', '.join(TPU_CONFIG_KEYS)}, "
-            f"got a {type(config).__name__}: {text!r}"
+            f"TPU_CONFIG lacks {', '.join(wrong)} (each a non-empty string); got keys "
+            f"{sorted(config)}. Expected e.g. {TPU_CONFIG_EXAMPLE}."
         )
-    missing = [key for key in TPU_CONFIG_KEYS if not config.get(key)]
-    if missing:
-        raise ValueError(
-            f"TPU_CONFIG lacks {', '.join(missing)}: it needs {', '.join(TPU_CONFIG_KEYS)}; "
-            f"got keys {sorted(config)}."
-        )
-    return TpuTarget(
-        tpu=config["tpu_node_name"],
-        zone=config["zone"],
-        project=config["project"],
-        source=(
-            f"managed training job (TPU_CONFIG): Cloud TPU {config['tpu_node_name']!r} "
-            f"in {config['zone']}, project {config['project']}"
-        ),
-        wait=True,
-    )
+    name, zone, project = (config[key] for key in keys)
+    where = f"Cloud TPU {name!r} in {zone}, project {project}"
+    return TpuTarget(name, zone, project, f"managed training job (TPU_CONFIG): {where}", wait=True)
 
 
 def find_tpu(
@@ -250,40 +204,46 @@ def find_tpu(
     project: str | None = None,
     platform: Platform | None = None,
 ) -> TpuTarget | None:
-    """Decides where to look for a TPU, without connecting.
-
-    Args:
-        tpu: A Cloud TPU name, a `grpc://` address, or `"local"`; None to look around.
-        zone: The zone of a named Cloud TPU.
-        project: The project of a named Cloud TPU.
-        platform: The machine to inspect (tests pass a fake).
-
-    Returns:
-        The target, or None when nothing suggests a TPU.
-    """
+    """Decides where to look for a TPU, without connecting; None when nothing suggests one."""
     platform = platform or Platform()
     env = platform.environ
     if tpu:
-        if tpu == "local":
-            source = "TPU VM: TPUClusterResolver(tpu='local')"
-        elif tpu.startswith("grpc://"):
-            source = f"TPU at {tpu}"
-        else:
-            where = ", ".join(part for part in (zone, project and f"project {project}") if part)
-            source = f"named Cloud TPU {tpu!r}" + (f" in {where}" if where else "")
-        return TpuTarget(tpu=tpu, zone=zone, project=project, source=source)
+        checks.of_type(tpu, str, "tpu")
+        if tpu != "local" and (tpu.startswith("grpc://") or ":" in tpu):
+            tpu = grpc_address(tpu, "tpu")
+        where = ", ".join(part for part in (zone, project and f"project {project}") if part)
+        source = {"local": "TPU VM: TPUClusterResolver(tpu='local')"}.get(tpu, f"TPU {tpu!r}")
+        return TpuTarget(tpu, zone, project, source + (f" in {where}" if where else ""))
     if env.get("TPU_CONFIG"):
         return parse_tpu_config(env["TPU_CONFIG"])
     if env.get("COLAB_TPU_ADDR"):
-        address = "grpc://" + env["COLAB_TPU_ADDR"]
-        return TpuTarget(tpu=address, source=f"legacy Colab TPU node at {address}")
-    if env.get("TPU_NAME"):
-        name = env["TPU_NAME"]
-        source = f"TPU_NAME={name!r}" + (" (TPU VM)" if name == "local" else "")
-        return TpuTarget(tpu=name, source=source)
+        address = grpc_address(env["COLAB_TPU_ADDR"], "COLAB_TPU_ADDR")
+        return TpuTarget(address, source=f"legacy Colab TPU node at {address}")
+    if name := env.get("TPU_NAME", "").strip():
+        return TpuTarget(name, source=f"TPU_NAME={name!r}")
     if platform.tpu_device_files():
-        return TpuTarget(tpu="local", source="TPU VM: TPUClusterResolver(tpu='local')")
+        return TpuTarget("local", source="TPU VM: TPUClusterResolver(tpu='local')")
     return None
+
+
+def _attempt(connect: Callable[[TpuTarget], Any], target: TpuTarget, seconds: float) -> Any:
+    """Runs one connection attempt in a thread, so that a hang inside TensorFlow has a bound."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = connect(target)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True, name="tpu-connect")
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def connect_tpu(
@@ -291,90 +251,45 @@ def connect_tpu(
     *,
     attempts: int | None = None,
     delay: float = 10.0,
+    attempt_timeout: float = 120.0,
     platform: Platform | None = None,
 ) -> Any:
     """Connects to a TPU and initializes its system, retrying while it is not ready.
 
     Args:
         target: Where the TPU is (see `find_tpu`).
-        attempts: How many times to try; default 40 for a managed job's TPU (which may still be
-            provisioning), else 1.
-        delay: Seconds to wait between attempts.
-        platform: The machine (tests pass a fake with a fake clock).
+        attempts: Tries; default 40 for a managed job's TPU (it may be provisioning), else 1.
+        delay: Seconds between attempts.
+        attempt_timeout: Seconds one attempt may take; a TPU that does not answer in time
+            counts as not ready (restart the kernel before trying that TPU again).
+        platform: The machine (tests pass a fake).
 
     Returns:
         The `TPUClusterResolver`, ready for `tf.distribute.TPUStrategy`.
 
     Raises:
-        TpuConnectionError: Every attempt failed; the message names what was tried.
+        TpuConnectionError: Every attempt failed or timed out; the message names what was tried.
     """
     platform = platform or Platform()
-    if attempts is None:
-        attempts = 40 if target.wait else 1
-    if not isinstance(attempts, int) or attempts < 1:
-        raise ValueError(f"attempts must be a positive integer, got {attempts!r}")
-    not_ready = platform.not_ready_errors()
-    last_error: BaseException | None = None
+    default = 40 if target.wait else 1
+    attempts = checks.positive_int(default if attempts is None else attempts, "attempts")
+    not_ready = platform.not_ready_errors() + (TimeoutError, OSError)
     for attempt in range(1, attempts + 1):
         try:
-            return platform.connect(target)
+            return _attempt(platform.connect, target, attempt_timeout)
         except not_ready as error:
             last_error = error
             if attempt < attempts:
                 print(f"TPU not ready ({type(error).__name__}); retry {attempt}/{attempts - 1}...")
                 platform.sleep(delay)
-    tried = f"{attempts} attempt{'s' if attempts > 1 else ''}"
-    if attempts > 1:
-        tried += f", {delay:g} s apart"
+    first_line = (str(last_error).strip() or "(no message)").splitlines()[0][:300]
+    tried = f"{attempts} attempts, {delay:g} s apart" if attempts > 1 else "1 attempt"
     raise TpuConnectionError(
         f"Could not connect to the TPU ({target.source}) after {tried}. Last error: "
-        f"{type(last_error).__name__}: {_first_line(last_error)}. If this machine has no TPU, "
-        "choose another accelerator (accelerator='auto', 'gpu' or 'cpu'); on Colab, pick a TPU "
-        "runtime under Runtime > Change runtime type."
+        f"{type(last_error).__name__}: {first_line}. (Each attempt may take {attempt_timeout:g} "
+        "s.) If this machine has no TPU, use accelerator='auto', 'gpu' or 'cpu'; on Colab, pick "
+        "a TPU runtime under Runtime > Change runtime type."
     ) from last_error
-
-
-def _first_line(error: BaseException | None) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0][:300] if text else "(no message)"
-
-
-def _accelerator_setting(accelerator: str | None, env: Mapping[str, str]) -> str:
-    value = accelerator if accelerator is not None else env.get(ACCELERATOR_ENV, "auto")
-    normalized = str(value).strip().lower()
-    if normalized not in ACCELERATORS:
-        origin = "accelerator" if accelerator is not None else ACCELERATOR_ENV
-        raise ValueError(
-            f"Unknown accelerator {value!r} (from {origin}): "
-            f"choose one of {', '.join(ACCELERATORS)}."
-        )
-    return normalized
-
-
-def check_replica_count(value: object, name: str = "cpu_replicas") -> int:
-    """Returns `value` as a positive int, or raises a ValueError that says what is expected."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer (1, 2, 4, ...), got {value!r}.")
-    return value
-
-
-def _cpu_replica_setting(cpu_replicas: int | None, env: Mapping[str, str]) -> int:
-    if cpu_replicas is not None:
-        return check_replica_count(cpu_replicas)
-    return check_replica_count(env.get(CPU_REPLICAS_ENV, "1"), CPU_REPLICAS_ENV)
-
-
-def _available(platform: Platform, tpu: TpuTarget | None) -> str:
-    gpus = platform.num_gpus()
-    found = []
-    if tpu:
-        found.append(f"a TPU ({tpu.source})")
-    if gpus:
-        found.append(f"{gpus} GPU{'s' if gpus > 1 else ''}")
-    found.append("the CPU")
-    return ", ".join(found)
 
 
 def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> str:
@@ -383,57 +298,53 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
     Raises:
         AcceleratorNotFoundError: A forced TPU or GPU is not there; the message lists what is.
     """
+    gpus = platform.num_gpus() if accelerator in ("gpu", "auto") or tpu is None else 0
+    found = ([f"a TPU ({tpu.source})"] if tpu else []) + (
+        [f"{gpus} GPU{'s' * (gpus > 1)}"] if gpus else []
+    )
+    found.append("the CPU")
     if accelerator == "tpu" and tpu is None:
         wheel = platform.tpu_wheel()
         raise AcceleratorNotFoundError(
             "accelerator='tpu' was asked for, but no TPU was found: no tpu= argument, no "
-            "TPU_CONFIG, COLAB_TPU_ADDR or TPU_NAME variable, no /dev/accel* or /dev/vfio/N "
-            "device."
-            + (f" ({_no_chip_note(wheel)}: the wheel alone is not a TPU.)" if wheel else "")
-            + f" Available: {_available(platform, tpu)}. On Colab, pick a TPU runtime; "
-            "elsewhere pass tpu='name' with zone and project, or use accelerator='auto'."
+            "TPU_CONFIG, COLAB_TPU_ADDR or TPU_NAME, no /dev/accel* or /dev/vfio/N device"
+            + (f" ({_no_chip_note(wheel)}: the wheel alone is not a TPU)" if wheel else "")
+            + f". Available: {', '.join(found)}. On Colab, pick a TPU runtime; elsewhere pass "
+            "tpu='name' with zone and project, or use accelerator='auto'."
         )
-    if accelerator == "gpu" and platform.num_gpus() == 0:
+    if accelerator == "gpu" and not gpus:
         raise AcceleratorNotFoundError(
             f"accelerator='gpu' was asked for, but TensorFlow sees no GPU. Available: "
-            f"{_available(platform, tpu)}. Install a GPU build of TensorFlow "
-            "(pip install 'tensorflow[and-cuda]') on a machine with an NVIDIA GPU, or use "
-            "accelerator='auto'."
+            f"{', '.join(found)}. Install 'tensorflow[and-cuda]' on a machine with an NVIDIA "
+            "GPU, or use accelerator='auto'."
         )
     if accelerator != "auto":
         return accelerator
-    if tpu is not None:
-        return "tpu"
-    return "gpu" if platform.num_gpus() else "cpu"
+    return "tpu" if tpu is not None else "gpu" if gpus else "cpu"
 
 
 def split_cpu(replicas: int) -> list[str]:
-    """Splits the host CPU into `replicas` logical devices; returns their names.
-
-    Must run before the TensorFlow runtime starts (before any op or device listing). Running it
-    again with the same count is harmless.
+    """Splits the host CPU into `replicas` logical devices, before TensorFlow's runtime starts
+    (running it again with the same count is harmless); returns the devices' names.
 
     Raises:
-        ValueError: `replicas` is not a positive integer.
+        ValueError: `replicas` is not an integer from 1 to MAX_CPU_REPLICAS.
         CpuSplitError: The runtime already started with another device layout.
     """
-    replicas = check_replica_count(replicas)
+    replicas = checks.positive_int(replicas, "cpu_replicas", MAX_CPU_REPLICAS)
     import tensorflow as tf
 
     cpu = tf.config.list_physical_devices("CPU")[0]
-    current = tf.config.get_logical_device_configuration(cpu)
-    if len(current or [None]) != replicas:  # no configuration means one device
+    if len(tf.config.get_logical_device_configuration(cpu) or [None]) != replicas:
         try:
-            tf.config.set_logical_device_configuration(
-                cpu, [tf.config.LogicalDeviceConfiguration()] * replicas
-            )
+            layout = [tf.config.LogicalDeviceConfiguration()] * replicas
+            tf.config.set_logical_device_configuration(cpu, layout)
         except RuntimeError as error:
             have = len(tf.config.list_logical_devices("CPU"))
             raise CpuSplitError(
                 f"Cannot split the CPU into {replicas} devices: TensorFlow's runtime already "
-                f"started with {have} CPU device{'s' if have > 1 else ''}. Restart the kernel "
-                "(or the Python process) and ask for the CPU split before running any "
-                "TensorFlow op, e.g. in the first cell that imports TensorFlow."
+                f"started with {have} CPU device(s). Restart the kernel and ask for the split "
+                "before running any TensorFlow op."
             ) from error
     return [device.name for device in tf.config.list_logical_devices("CPU")]
 
@@ -450,81 +361,84 @@ def get_strategy(
     zone: str | None = None,
     project: str | None = None,
     tpu_attempts: int | None = None,
-    tpu_retry_delay: float = 10.0,
     platform: Platform | None = None,
 ) -> Any:
     """Returns a ready `tf.distribute.Strategy` for the best hardware available.
 
     Calling it again in the same process returns the same strategy: a TPU system is initialized
-    once, so re-running a notebook cell does not wipe the TPU's memory.
+    once, so re-running a cell does not wipe the TPU's memory.
 
     Args:
-        accelerator: `"auto"` (default), `"tpu"`, `"gpu"` or `"cpu"`; None reads
-            `TPUHELPERS_ACCELERATOR`.
-        cpu_replicas: On the CPU, the number of logical devices to split it into; None reads
-            `TPUHELPERS_CPU_REPLICAS` (default 1, the default strategy).
-        tpu: A Cloud TPU name, a `grpc://` address or `"local"`.
+        accelerator: "auto" (default), "tpu", "gpu" or "cpu"; None reads TPUHELPERS_ACCELERATOR.
+        cpu_replicas: Logical CPU devices (1 to MAX_CPU_REPLICAS) when the CPU is used; None
+            reads TPUHELPERS_CPU_REPLICAS (default 1: the default strategy).
+        tpu: A Cloud TPU name (with `zone`, `project`), a `grpc://host:port` address or "local".
         zone: The zone of a named Cloud TPU.
         project: The project of a named Cloud TPU.
         tpu_attempts: Connection attempts (default: 40 for a managed job's TPU, else 1).
-        tpu_retry_delay: Seconds between connection attempts.
         platform: The machine (tests pass a fake).
 
     Raises:
-        ValueError: Unknown accelerator name, or a replica count that is not a positive integer.
+        ValueError: An unknown accelerator, a bad replica count or TPU address.
         AcceleratorNotFoundError: A forced TPU or GPU is missing.
-        TpuConnectionError: A TPU was expected (forced, or named) but could not be reached.
+        TpuConnectionError: A TPU that was named, forced or given by a managed job is unusable.
         CpuSplitError: CPU replicas were asked for after TensorFlow's runtime started.
-        jax_setup.KerasBackendError: Keras is set to, or runs on, a backend other than TensorFlow.
+        jax_setup.KerasBackendError: Keras is set to a backend other than TensorFlow.
     """
     platform = platform or Platform()
-    # A tf.distribute strategy needs Keras on TensorFlow: a KERAS_BACKEND of "jax" (say) left in
-    # the environment would give `tf.keras` another backend and fail deep inside the strategy.
-    jax_setup.use_keras_backend("tensorflow")
-    accelerator = _accelerator_setting(accelerator, platform.environ)
-    replicas = _cpu_replica_setting(cpu_replicas, platform.environ)
+    jax_setup.use_keras_backend("tensorflow")  # tf.distribute needs Keras on TensorFlow
+    env = platform.environ
+    chosen = accelerator if accelerator is not None else env.get(ACCELERATOR_ENV, "auto")
+    name = ACCELERATOR_ENV if accelerator is None else "accelerator"
+    accelerator = checks.one_of(str(chosen).strip().lower(), ACCELERATORS, f"{name} value")
+    name = CPU_REPLICAS_ENV if cpu_replicas is None else "cpu_replicas"
+    value = env.get(CPU_REPLICAS_ENV, "1") if cpu_replicas is None else cpu_replicas
+    replicas = checks.positive_int(value, name, MAX_CPU_REPLICAS)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
     kind = choose_kind(accelerator, target, platform)
     notes: list[str] = []
-    wheel = platform.tpu_wheel() if target is None and kind != "tpu" else None
-    if wheel:
-        replicas, note = _without_tpu_chips(wheel, kind, replicas)
-        notes.append(note)
+    if kind != "tpu" and target is None and (wheel := platform.tpu_wheel()):
+        replicas = _without_tpu_chips(wheel, kind, replicas, notes)
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
-    if key in _STRATEGIES:
-        return _STRATEGIES[key]
+    if key not in _STRATEGIES:
+        # A TPU found by looking around (device files, TPU_NAME) may not answer: fall back. One
+        # named by the caller, forced, or given by a managed job must work or fail loudly.
+        strict = accelerator == "tpu" or bool(tpu) or bool(target and target.wait)
+        made = _make_strategy(kind, target, replicas, platform, notes, (tpu_attempts, strict))
+        strategy, kind, how = made
+        _STRATEGIES[key] = strategy
+        _REPORTS[id(strategy)] = _report(kind, strategy, how, notes)
+    return _STRATEGIES[key]
+
+
+def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, str, str]:
+    """Builds the strategy for `kind`; a TPU that cannot be reached falls back unless strict."""
+    import tensorflow as tf
 
     if kind == "tpu":
-        # A TPU found only by looking around (device files, TPU_NAME) may not answer: fall back.
-        # One named by the caller, forced, or given by a managed job must work or fail loudly.
+        attempts, strict = tpu
         try:
-            resolver = connect_tpu(
-                target, attempts=tpu_attempts, delay=tpu_retry_delay, platform=platform
-            )
+            resolver = connect_tpu(target, attempts=attempts, platform=platform)
+            return tf.distribute.TPUStrategy(resolver), "tpu", target.source
         except TpuConnectionError as error:
-            if accelerator == "tpu" or tpu or target.wait:
+            if strict:
                 raise
             notes.append(f"TPU not usable, fell back: {error}")
             kind = "gpu" if platform.num_gpus() else "cpu"
-        else:
-            strategy, how = _tpu_strategy(resolver), target.source
-    if kind == "gpu":
-        strategy, how = _gpu_strategy(platform.num_gpus())
-    elif kind == "cpu":
-        strategy, how = _cpu_strategy(replicas)
+    gpus = platform.num_gpus() if kind == "gpu" else 0
+    if gpus > 1:
+        return tf.distribute.MirroredStrategy(), kind, f"{gpus} GPUs: MirroredStrategy"
+    if gpus == 1:
+        return tf.distribute.OneDeviceStrategy("/gpu:0"), kind, "one GPU: OneDeviceStrategy"
+    if replicas == 1:
+        return tf.distribute.get_strategy(), kind, "no TPU or GPU: the CPU, default strategy"
+    strategy = tf.distribute.MirroredStrategy(devices=split_cpu(replicas))
+    return strategy, kind, f"no TPU or GPU: the CPU split into {replicas} devices, MirroredStrategy"
 
-    _STRATEGIES[key] = strategy
-    _REPORTS[id(strategy)] = _report(kind, strategy, how, notes)
-    return strategy
 
-
-def _without_tpu_chips(wheel: str, kind: str, replicas: int) -> tuple[int, str]:
-    """The replica count and note for the tensorflow-tpu wheel on a machine without TPU chips.
-
-    This wheel's XLA cannot compile for the CPU, and Keras compiles the default strategy's
-    training step with XLA; a MirroredStrategy's step is not compiled. So one CPU replica
-    becomes two, while the CPU can still be split.
-    """
+def _without_tpu_chips(wheel: str, kind: str, replicas: int, notes: list) -> int:
+    """tensorflow-tpu without TPU chips: its XLA has no CPU backend, and Keras compiles the
+    default strategy's step with XLA (a MirroredStrategy's is not), so 1 CPU replica becomes 2."""
     using = f"the {kind.upper()}"
     if kind == "cpu" and replicas == 1:
         try:
@@ -534,87 +448,38 @@ def _without_tpu_chips(wheel: str, kind: str, replicas: int) -> tuple[int, str]:
                 "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)",
             )
         except CpuSplitError:
-            using = (
-                "the CPU; compile Keras models with jit_compile=False (this wheel's XLA has no "
-                "CPU backend)"
-            )
-    return replicas, f"{_no_chip_note(wheel)}: using {using}."
-
-
-def _tpu_strategy(resolver: Any) -> Any:
-    import tensorflow as tf
-
-    return tf.distribute.TPUStrategy(resolver)
-
-
-def _gpu_strategy(num_gpus: int) -> tuple[Any, str]:
-    import tensorflow as tf
-
-    if num_gpus > 1:
-        return tf.distribute.MirroredStrategy(), f"{num_gpus} GPUs: MirroredStrategy (all-reduce)"
-    return tf.distribute.OneDeviceStrategy("/gpu:0"), "one GPU: OneDeviceStrategy('/gpu:0')"
-
-
-def _cpu_strategy(replicas: int) -> tuple[Any, str]:
-    import tensorflow as tf
-
-    if replicas == 1:
-        return tf.distribute.get_strategy(), "no TPU or GPU found: the CPU, default strategy"
-    devices = split_cpu(replicas)
-    return (
-        tf.distribute.MirroredStrategy(devices=devices),
-        f"no TPU or GPU found: the CPU split into {replicas} logical devices, MirroredStrategy",
-    )
-
-
-def _devices_of(strategy: Any) -> list[str]:
-    try:
-        devices = strategy.extended.worker_devices
-    except RuntimeError:  # the default strategy has no device list: it uses the current device
-        devices = ["/job:localhost/replica:0/task:0/device:CPU:0"]
-    return [_short_device_name(name) for name in devices]
-
-
-def _short_device_name(name: str) -> str:
-    return name.split("/")[-1].replace("device:", "") if "device:" in name else name
+            using = "the CPU; compile Keras models with jit_compile=False (this wheel's XLA has "
+            using += "no CPU backend)"
+    notes.append(f"{_no_chip_note(wheel)}: using {using}.")
+    return replicas
 
 
 def _report(kind: str, strategy: Any, how: str, notes: list[str]) -> HardwareReport:
-    return HardwareReport(
-        kind=kind.upper(),
-        num_replicas=strategy.num_replicas_in_sync,
-        devices=_devices_of(strategy),
-        strategy=type(strategy).__name__,
-        how=how,
-        notes=notes,
-    )
+    try:
+        devices = strategy.extended.worker_devices
+    except RuntimeError:  # the default strategy has no device list: it uses the current device
+        devices = ["/device:CPU:0"]
+    devices = [d.split("/")[-1].replace("device:", "") if "device:" in d else d for d in devices]
+    name = type(strategy).__name__
+    return HardwareReport(kind.upper(), strategy.num_replicas_in_sync, devices, name, how, notes)
 
 
 def describe(strategy: Any | None = None) -> HardwareReport:
-    """Describes a strategy: hardware kind, replicas, devices, and how it was reached.
-
-    Args:
-        strategy: A strategy from `get_strategy` (or any strategy); None describes the one in
-            scope (`tf.distribute.get_strategy()`).
-    """
+    """Describes a strategy (default: the one in scope): hardware, replicas, devices, how."""
     import tensorflow as tf
 
     strategy = strategy if strategy is not None else tf.distribute.get_strategy()
-    if id(strategy) in _REPORTS:
-        return _REPORTS[id(strategy)]
-    devices = _devices_of(strategy)
-    if "TPU" in type(strategy).__name__:
-        kind = "TPU"
-    else:
-        kind = "GPU" if any("GPU" in device for device in devices) else "CPU"
-    return _report(kind, strategy, "created outside tpuhelpers", [])
+    if id(strategy) not in _REPORTS:
+        report = _report("CPU", strategy, "created outside tpuhelpers", [])
+        report.kind = "TPU" if "TPU" in report.strategy else report.kind
+        report.kind = "GPU" if any("GPU" in d for d in report.devices) else report.kind
+        return report
+    return _REPORTS[id(strategy)]
 
 
 def accelerator_device() -> str:
     """Returns the first accelerator's device name: `/TPU:0`, else `/GPU:0`, else `/CPU:0`."""
     import tensorflow as tf
 
-    for kind in ("TPU", "GPU"):
-        if tf.config.list_logical_devices(kind):
-            return f"/{kind}:0"
-    return "/CPU:0"
+    kinds = [k for k in ("TPU", "GPU") if tf.config.list_logical_devices(k)]
+    return f"/{(kinds or ['CPU'])[0]}:0"
