@@ -1,0 +1,50 @@
+"""What a Cloud TPU run costs, from the dated list prices in `tpu_prices.yaml`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from tpuhelpers.checks import finite_number, one_of
+from tpuhelpers.cloud_jobs import load_data
+
+PRICES = load_data("tpu_prices.yaml")
+"""US dollars per hour by TPU type or host VM, region and capacity, with the date and sources."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One run's cost in US dollars: the TPU, its host VM (billed apart), and both."""
+
+    billed_seconds: int
+    tpu_usd: float
+    host_usd: float
+    total_usd: float
+
+
+def hourly_price(table: str, name: str, region: str, preemptible: bool = False) -> float:
+    """The price per hour of `name` (a TPU type or host VM: `table` is `tpu` or `host_vm`)."""
+    one_of(name, PRICES[table], f"{table} with a price in tpu_prices.yaml")
+    one_of(region, PRICES[table][name], f"region with a price for {name}")
+    return PRICES[table][name][region]["preemptible" if preemptible else "on_demand"]
+
+
+def estimate_cost(
+    tpu_type: str,
+    region: str,
+    hours: float,
+    *,
+    preemptible: bool = False,
+    host_machine_type: str | None = None,
+) -> Cost:
+    """Prices a run of `hours`, billed per started second, plus its host VM if one is named.
+
+    Raises:
+        ValueError: `hours` not a finite number >= 0, or a type or region without a price.
+    """
+    seconds = math.ceil(round(finite_number(hours, "hours") * 3600, 6))
+    tpu = hourly_price("tpu", tpu_type, region, preemptible) * seconds / 3600
+    host = (
+        hourly_price("host_vm", host_machine_type, region, preemptible) if host_machine_type else 0
+    )
+    return Cost(seconds, tpu, host * seconds / 3600, tpu + host * seconds / 3600)
