@@ -7,10 +7,8 @@ run the worker script of notebook 07, taken from the notebook itself.
 from __future__ import annotations
 
 import _thread
-import json
 import re
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -22,10 +20,8 @@ import nbformat
 import pytest
 
 from tpuhelpers import cluster
-from tpuhelpers.cluster import TFConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
-CLUSTER = {"worker": ["127.0.0.1:20001", "127.0.0.1:20002"], "ps": ["127.0.0.1:20003"]}
 
 
 # Processes: is anything left? -------------------------------------------------------------------
@@ -115,135 +111,107 @@ def task_script(tmp_path: Path) -> Path:
     return path
 
 
-# TF_CONFIG ----------------------------------------------------------------------------------
-
-
-def test_make_tf_config_round_trips() -> None:
-    config = cluster.make_tf_config(CLUSTER, "worker", 1, strategy="ParameterServerStrategy")
-    assert config == {"cluster": CLUSTER, "task": {"type": "worker", "index": 1}}
-    assert cluster.parse_tf_config(json.dumps(config)) == config
-
-
-def test_not_json_is_named() -> None:
-    with pytest.raises(TFConfigError, match=r"TF_CONFIG is not valid JSON \(Expecting"):
-        cluster.parse_tf_config("{'cluster': {}}")
-
-
-@pytest.mark.parametrize("missing", ["cluster", "task"])
-def test_missing_cluster_or_task_is_named(missing: str) -> None:
-    config = {"cluster": CLUSTER, "task": {"type": "worker", "index": 0}}
-    del config[missing]
-    with pytest.raises(TFConfigError, match=f"TF_CONFIG has no '{missing}'"):
-        cluster.parse_tf_config(json.dumps(config))
-
-
-def test_unknown_role_in_cluster_is_named() -> None:
-    with pytest.raises(TFConfigError, match=r"cluster\.master: unknown role 'master'.*chief"):
-        cluster.validate_cluster({"master": ["127.0.0.1:1"], "worker": ["127.0.0.1:2"]})
-
-
-def test_unknown_task_type_is_named() -> None:
-    with pytest.raises(TFConfigError, match=r"task\.type: unknown role 'workers'"):
-        cluster.make_tf_config(CLUSTER, "workers", 0)
-
-
-def test_task_type_missing_from_cluster_is_named() -> None:
-    with pytest.raises(TFConfigError, match=r"task\.type is 'chief'.*no 'chief' tasks"):
-        cluster.make_tf_config(CLUSTER, "chief", 0)
-
-
-@pytest.mark.parametrize("index", [2, -1, "0", True])
-def test_task_index_out_of_range_is_named(index: object) -> None:
-    with pytest.raises(TFConfigError, match=r"task\.index .* cluster\.worker has 2 addresses"):
-        cluster.make_tf_config(CLUSTER, "worker", index)
-
-
-def test_same_address_twice_names_both_fields() -> None:
-    doubled = {"worker": ["127.0.0.1:20001", "127.0.0.1:20002"], "ps": ["127.0.0.1:20001"]}
-    with pytest.raises(TFConfigError, match=r"cluster\.ps\[0\] and cluster\.worker\[0\]"):
-        cluster.validate_cluster(doubled)
-
-
-@pytest.mark.parametrize("address", ["127.0.0.1", "127.0.0.1:http", ":2222", "h:70000", 2222])
-def test_malformed_address_is_named(address: object) -> None:
-    with pytest.raises(TFConfigError, match=r"cluster\.worker\[1\] must be a 'host:port'"):
-        cluster.validate_cluster({"worker": ["127.0.0.1:1", address]})
-
-
-def test_two_chiefs_are_refused() -> None:
-    with pytest.raises(TFConfigError, match=r"cluster\.chief has 2 addresses"):
-        cluster.validate_cluster({"chief": ["a:1", "a:2"], "worker": ["a:3"]})
-
-
-@pytest.mark.parametrize(
-    "strategy", ["MultiWorkerMirroredStrategy", "MirroredStrategy", "CentralStorageStrategy"]
-)
-def test_ps_role_needs_parameter_server_strategy(strategy: str) -> None:
-    with pytest.raises(TFConfigError, match=rf"cluster\.ps: .* the strategy is {strategy}"):
-        cluster.make_tf_config(CLUSTER, "worker", 0, strategy=strategy)
-
-
-def test_parameter_server_strategy_needs_ps_tasks() -> None:
-    workers_only = {"worker": CLUSTER["worker"]}
-    with pytest.raises(TFConfigError, match=r"cluster\.ps / cluster\.worker: .* needs"):
-        cluster.make_tf_config(workers_only, "worker", 0, strategy="ParameterServerStrategyV2")
-    cluster.make_tf_config(workers_only, "worker", 0, strategy="MultiWorkerMirroredStrategy")
-
-
-def test_read_tf_config_says_when_unset(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TF_CONFIG", raising=False)
-    with pytest.raises(TFConfigError, match="TF_CONFIG is not set"):
-        cluster.read_tf_config()
-    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": CLUSTER, "task": {"type": "ps"}}))
-    with pytest.raises(TFConfigError, match="task must be a JSON object with 'type' and 'index'"):
-        cluster.read_tf_config()
+# Cluster descriptions -------------------------------------------------------------------------
 
 
 def test_local_cluster_picks_distinct_free_ports() -> None:
     spec = cluster.local_cluster(workers=3, ps=2, chief=1)
     assert [len(spec[role]) for role in ("chief", "worker", "ps")] == [1, 3, 2]
-    addresses = [address for role in spec for address in spec[role]]
-    assert len(set(addresses)) == 6
-    cluster.validate_cluster(spec)
-    assert cluster.task_names(spec) == [
+    addresses = [task.address for task in cluster.tasks(spec)]
+    assert len(set(addresses)) == 6 and all(a.startswith("127.0.0.1:") for a in addresses)
+    assert [str(task) for task in cluster.tasks(spec)] == [
         "chief 0", "worker 0", "worker 1", "worker 2", "ps 0", "ps 1"
     ]  # fmt: skip
+    assert cluster.tasks(spec)[2] == cluster.Task("worker", 1, spec["worker"][1])
+
+
+@pytest.mark.parametrize(
+    ("counts", "message"),
+    [
+        ({"workers": 0}, "workers must be a positive integer"),
+        ({"workers": 1.5}, "workers must be a positive integer"),
+        ({"workers": True}, "workers must be a positive integer"),
+        ({"workers": 2, "ps": -1}, r"ps must be a positive integer.*Or 0 for no parameter"),
+        ({"workers": 2, "chief": 2}, r"Unknown chief count 2: choose one of 0, 1"),
+    ],
+)
+def test_local_cluster_refuses_bad_counts(counts: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        cluster.local_cluster(**counts)
+
+
+@pytest.mark.parametrize(
+    ("spec", "error", "message"),
+    [
+        (["127.0.0.1:20001"], TypeError, "cluster must be a Mapping, got list"),
+        ({"master": ["127.0.0.1:20001"]}, ValueError, r"role in cluster .*'master'"),
+        ({"worker": "127.0.0.1:20001"}, TypeError, r"cluster\.worker must be a list, got str"),
+        ({"worker": ["127.0.0.1:1", "127.0.0.1"]}, ValueError, r"worker\[1\] must be 'host:port'"),
+        ({"worker": ["127.0.0.1:http"]}, ValueError, r"cluster\.worker\[0\] must be 'host:port'"),
+        ({"worker": ["127.0.0.1:70000"]}, ValueError, r"cluster\.worker\[0\] must be 'host:port'"),
+        ({"worker": [2222]}, ValueError, r"cluster\.worker\[0\] must be 'host:port', got 2222"),
+        ({"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:2"]}, ValueError, "its own address"),
+        ({}, ValueError, "The cluster needs tasks"),
+    ],
+)  # fmt: skip
+def test_a_wrong_cluster_is_named(
+    task_script: Path, spec: object, error: type, message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        cluster.start(task_script, spec)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"args": "ok"}, TypeError, "args must be a list or tuple, got str"),
+        ({"roles": "worker"}, TypeError, "roles must be a tuple"),
+        ({"roles": ("workers",)}, ValueError, "Unknown role 'workers'"),
+        ({"timeout": float("inf")}, ValueError, "timeout must be a finite number"),
+        ({"timeout": 0}, ValueError, "timeout must be at least 0.1"),
+    ],
+)
+def test_wrong_options_are_named(options: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        cluster.Options(**options)
+
+
+@pytest.mark.parametrize("host", ["10.0.0.5", "0.0.0.0", "example.com", "127.evil.com"])
+def test_addresses_that_are_not_loopback_need_an_explicit_opt_in(
+    task_script: Path, host: str
+) -> None:
+    with pytest.raises(
+        ValueError, match=rf"worker 0: {host}:20001 is not loopback.*no authentication"
+    ):
+        cluster.start(task_script, {"worker": [f"{host}:20001"]})
+
+
+def test_allow_remote_lets_a_task_listen_on_every_interface(task_script: Path) -> None:
+    port = cluster.local_cluster(1)["worker"][0].rsplit(":", 1)[1]
+    options = cluster.Options(args=["listen"], allow_remote=True)
+    with cluster.start(task_script, {"worker": [f"0.0.0.0:{port}"]}, options) as job:
+        job.wait_listening(timeout=30)
+    assert_gone([p.pid for p in job.processes.values()])
 
 
 # The launcher -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("workers", [0, -1, 1.5, True])
-def test_zero_workers_is_an_error(task_script: Path, workers: object) -> None:
-    with pytest.raises(ValueError, match=r"workers must be a positive integer"):
-        cluster.launch(task_script, workers, args=["ok"])
-    with pytest.raises(ValueError, match=r"workers must be at least 1"):
-        cluster.local_cluster(workers=0, ps=1)
-
-
-def test_port_in_use_is_named(task_script: Path) -> None:
-    with socket.create_server(("127.0.0.1", 0)) as taken:
-        port = taken.getsockname()[1]
-        spec = {"worker": [f"127.0.0.1:{cluster.free_ports(1)[0]}", f"127.0.0.1:{port}"]}
-        with pytest.raises(cluster.PortInUseError, match=rf"cluster\.worker\[1\]: port .*:{port}"):
-            cluster.launch(task_script, spec, args=["ok"])
-
-
-def test_missing_script_is_named(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nowhere.py"):
-        cluster.launch(tmp_path / "nowhere.py", 1)
-
-
 def test_success_streams_named_lines_and_leaves_nothing(
     task_script: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    result = cluster.launch(task_script, 2, args=["ok"], timeout=60)
+    job = cluster.launch(task_script, 2, cluster.Options(args=["ok"], timeout=60))
     out = capsys.readouterr().out
-    assert result.ok and result.returncodes == {"worker 0": 0, "worker 1": 0}
+    assert list(job.returncodes.values()) == [0, 0]
     for index in (0, 1):  # each task got its own TF_CONFIG; its lines carry its name
         assert re.search(rf"^\[worker {index}\] pid \d+ is worker {index} of 2 workers$", out, re.M)
         assert f"[worker {index}] threads 1" in out
     assert_gone(pids_in(out.splitlines(), "pid"))
+
+
+def test_a_missing_script_fails_with_pythons_own_error(tmp_path: Path) -> None:
+    with pytest.raises(cluster.LaunchError, match=r"worker 0 exited with code 1(.|\n)*nowhere\.py"):
+        cluster.launch(tmp_path / "nowhere.py", 1, cluster.Options(timeout=60))
 
 
 @pytest.mark.parametrize(
@@ -289,144 +257,145 @@ def test_success_streams_named_lines_and_leaves_nothing(
     ],
 )
 def test_startup_noise_is_only_tensorflows_informational_startup_lines(line, noise) -> None:
-    assert cluster.is_startup_noise(line) is noise
+    assert bool(cluster.NOISE.match(line)) is noise
 
 
-def test_startup_noise_is_kept_out_of_the_output_unless_asked_for(
+def test_startup_noise_is_kept_out_of_the_output(
     task_script: Path, capsys: pytest.CaptureFixture
 ) -> None:
-    quiet = cluster.launch(task_script, 1, args=["noisy"], timeout=60)
+    job = cluster.launch(task_script, 1, cluster.Options(args=["noisy"], timeout=60))
     out = capsys.readouterr().out
     assert "[worker 0] trained" in out and "oneDNN" not in out and "absl" not in out
-    assert quiet.lines["worker 0"][-1] == "trained"
-    assert not any("oneDNN" in line for line in quiet.lines["worker 0"])
-    assert len(quiet.hidden["worker 0"]) == 2  # kept, not lost
-
-    loud = cluster.launch(task_script, 1, args=["noisy"], timeout=60, quiet=False)
-    out = capsys.readouterr().out
-    assert "[worker 0] I0000" in out and "oneDNN" in out
-    assert loud.hidden["worker 0"] == []
+    [lines] = job.lines.values()
+    assert len(lines) == 2 and lines[1] == "trained"  # the pid line, and no notice
 
 
 def test_failure_names_the_task_and_stops_the_others(task_script: Path) -> None:
-    job = cluster.start(task_script, 2, args=["fail"], echo=False)
+    job = cluster.start(task_script, 2, cluster.Options(args=["fail"]))
     with pytest.raises(
-        cluster.TaskFailedError, match=r"worker 1 exited with code 3 .*stopped worker 0"
+        cluster.LaunchError, match=r"worker 1 exited with code 3\.(.|\n)*Stopped: worker 0\."
     ):
         job.wait(timeout=60)
-    assert_gone(job.pids.values())
+    assert_gone([p.pid for p in job.processes.values()])
+
+
+def _children(job: cluster.Job, count: int = 2) -> list[int]:
+    """The pids of the children the tasks started (task mode "child"), once they all did."""
+    deadline = time.monotonic() + 30
+    while len(pids_in(sum(job.lines.values(), []), "child")) < count:
+        assert time.monotonic() < deadline, job.lines
+        job.output.pump(0.1)
+    return pids_in(sum(job.lines.values(), []), "child")
 
 
 def test_failure_kills_what_a_task_left_behind(task_script: Path) -> None:
-    spec = cluster.local_cluster(2)
-    job = cluster.start(task_script, spec, args=["child"], echo=False)
-    deadline = time.monotonic() + 30
-    while len(pids_in(sum(job.lines.values(), []), "child")) < 2 and time.monotonic() < deadline:
-        job.print_output(timeout=0.1)
-    children = pids_in(sum(job.lines.values(), []), "child")
-    assert len(children) == 2 and all(is_running(pid) for pid in children)
-    job.kill("worker 0")
-    with pytest.raises(cluster.TaskFailedError, match=r"worker 0 was killed by SIGKILL"):
-        job.wait(timeout=30)
-    assert_gone([*job.pids.values(), *children])
-
-
-def test_timeout_stops_every_task(task_script: Path) -> None:
-    job = cluster.start(task_script, 2, args=["child"], echo=False)
-    start = time.monotonic()
+    job = cluster.start(task_script, cluster.local_cluster(2), cluster.Options(args=["child"]))
+    children = _children(job)
+    assert all(is_running(pid) for pid in children)
+    job.kill(cluster.tasks(job.cluster)[0])
     with pytest.raises(
-        cluster.LaunchTimeoutError, match=r"timed out after 3 s: worker 0, worker 1"
+        cluster.LaunchError, match=r"worker 0 was killed by SIGKILL \(killed on purpose\)"
+    ):
+        job.wait(timeout=30)
+    assert_gone([*(p.pid for p in job.processes.values()), *children])
+
+
+def test_timeout_names_the_tasks_still_running_and_stops_them(task_script: Path) -> None:
+    job = cluster.start(task_script, 2, cluster.Options(args=["child"]))
+    children, start = _children(job), time.monotonic()
+    with pytest.raises(
+        cluster.LaunchError, match=r"Timed out after 3 s: worker 0, worker 1 still running"
     ):
         job.wait(timeout=3)
     assert time.monotonic() - start < 10
-    assert_gone([*job.pids.values(), *pids_in(sum(job.lines.values(), []), "child")])
+    assert_gone([*(p.pid for p in job.processes.values()), *children])
 
 
-def test_kill_on_simulates_a_machine_failure(task_script: Path) -> None:
-    with pytest.raises(cluster.TaskFailedError) as caught:
-        cluster.launch(task_script, 2, args=["sleep"], kill_on=("worker 1", "is worker 1"))
-    message = str(caught.value)
-    assert "worker 1 was killed by SIGKILL (killed on purpose" in message
-    assert re.search(r"Its last lines:\n +pid \d+ is worker 1 of 2 workers", message)
+def test_start_up_timeout_names_the_tasks_not_listening(task_script: Path) -> None:
+    spec = cluster.local_cluster(workers=2, ps=1)
+    job = cluster.start(task_script, spec, cluster.Options(args=["sleep"]))
+    with pytest.raises(
+        cluster.LaunchError,
+        match=r"Timed out after 2 s: worker 0, worker 1, ps 0 not listening yet",
+    ):
+        job.wait_listening(timeout=2)
+    assert_gone([p.pid for p in job.processes.values()])
 
 
 def test_keyboard_interrupt_stops_every_task(task_script: Path) -> None:
     """What a notebook interrupt does: KeyboardInterrupt in the main thread while waiting."""
-    job = cluster.start(task_script, 2, args=["child"], echo=False)
-
-    def interrupt_once_started() -> None:
-        deadline = time.monotonic() + 30
-        while len(pids_in(sum(job.lines.values(), []), "child")) < 2:
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        _thread.interrupt_main()  # as SIGINT from Jupyter's interrupt button
-
+    job = cluster.start(task_script, 2, cluster.Options(args=["child"]))
+    children = _children(job)
+    threading.Timer(0.5, _thread.interrupt_main).start()  # as SIGINT from Jupyter's button
     # A Jupyter kernel always handles SIGINT; this test process may have inherited it ignored
     # (a background job of a non-interactive shell), and then interrupt_main() does nothing.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        threading.Thread(target=interrupt_once_started, daemon=True).start()
         with pytest.raises(KeyboardInterrupt):
             job.wait(timeout=60)
     finally:
         signal.signal(signal.SIGINT, previous)
-    children = pids_in(sum(job.lines.values(), []), "child")
-    assert len(children) == 2
-    assert_gone([*job.pids.values(), *children])
+    assert_gone([*(p.pid for p in job.processes.values()), *children])
 
 
-def _driver(task_script: Path, mode: str) -> tuple[subprocess.Popen, list[int], list[int]]:
-    """A separate process that launches 2 tasks; returns it with the tasks' and children's pids."""
+def _driver(task_script: Path) -> tuple[subprocess.Popen, list[int], list[int]]:
+    """A separate process that launches 2 tasks, each of which starts a child of its own;
+    returns it with the tasks' and their children's pids."""
     # Python keeps SIGINT ignored if it inherited it so (nohup, a background job): the driver
     # handles it as an interactive launching process does, whatever this test inherited.
     code = (
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-        f"from tpuhelpers import cluster; cluster.launch({str(task_script)!r}, 2, args=[{mode!r}])"
+        "from tpuhelpers import cluster\n"
+        f"cluster.launch({str(task_script)!r}, 2, cluster.Options(args=['child']))"
     )
     driver = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, start_new_session=True
     )
     lines: list[str] = []
-    wanted = 2 if mode == "sleep" else 4
     deadline = time.monotonic() + 30
-    while len(pids_in(lines, "pid")) + len(pids_in(lines, "child")) < wanted:
+    while len(pids_in(lines, "pid")) + len(pids_in(lines, "child")) < 4:
         assert time.monotonic() < deadline, lines
         lines.append(driver.stdout.readline())
     return driver, pids_in(lines, "pid"), pids_in(lines, "child")
 
 
 def test_sigint_to_the_launching_process_stops_every_task(task_script: Path) -> None:
-    driver, tasks, children = _driver(task_script, "child")
+    driver, tasks, children = _driver(task_script)
     driver.send_signal(signal.SIGINT)
     assert driver.wait(timeout=30) != 0
     assert_gone([*tasks, *children])
 
 
-def test_tasks_die_with_a_killed_launcher(task_script: Path) -> None:
-    """The safety net: a kernel killed with SIGKILL cannot clean up; its tasks die with it."""
-    driver, tasks, _ = _driver(task_script, "sleep")
+def test_sigkill_of_the_launching_process_leaves_no_task_nor_their_children(
+    task_script: Path,
+) -> None:
+    """A crashed kernel cannot clean up: every task, and every child a task started, dies."""
+    driver, tasks, children = _driver(task_script)
+    assert all(is_running(pid) for pid in [*tasks, *children])
     driver.kill()
     driver.wait(timeout=30)
-    assert_gone(tasks)
+    assert_gone([*tasks, *children])
 
 
 def test_background_servers_kill_and_restart(task_script: Path) -> None:
-    spec = cluster.local_cluster(workers=2, ps=1)
-    with cluster.start(task_script, spec, args=["listen"], echo=False) as job:
-        job.wait_until_listening(timeout=30)
-        first = job.pids["worker 1"]
-        job.kill("worker 1")
+    spec = cluster.local_cluster(workers=2, ps=1, chief=1)
+    options = cluster.Options(args=["listen"], roles=("worker", "ps"))
+    chief, worker_0, worker_1, ps_0 = cluster.tasks(spec)
+    with cluster.start(task_script, spec, options) as job:
+        assert list(job.processes) == [worker_0, worker_1, ps_0]  # not the chief
+        job.wait_listening(timeout=30)
+        first = job.processes[worker_1].pid
+        job.kill(worker_1)
         assert_gone([first])
-        with pytest.raises(cluster.LaunchError, match="still running"):
-            job.restart("worker 0")
-        job.restart("worker 1")
-        job.wait_until_listening(timeout=30)
-        assert job.pids["worker 1"] != first
-        pids = list(job.pids.values())
+        with pytest.raises(cluster.LaunchError, match="worker 0 is still running"):
+            job.restart(worker_0)
+        job.restart(worker_1)
+        job.wait_listening(timeout=30)
+        assert job.processes[worker_1].pid != first
+        pids = [p.pid for p in job.processes.values()]
     assert_gone(pids)
-    with pytest.raises(KeyError, match="no task 'worker 7'"):
-        job.kill("worker 7")
+    with pytest.raises(ValueError, match=r"Unknown task Task\(role='worker', index=7"):
+        job.kill(cluster.Task("worker", 7, "127.0.0.1:1"))
 
 
 # Real training, with the notebooks' own scripts -------------------------------------------------
@@ -444,15 +413,15 @@ def notebook_script(notebook: str, writefile: str) -> str:
     return "".join(parts)
 
 
-def final_states(result: cluster.JobResult) -> dict[str, tuple[int, int, str]]:
+def final_states(job: cluster.Job) -> dict[str, tuple[int, int, str]]:
     """Each worker's (replicas in sync, steps, weights fingerprint), from its output."""
     states = {}
-    for name, lines in result.lines.items():
+    for task, lines in job.lines.items():
         text = "\n".join(lines)
         replicas = re.search(r"(\d+) replicas in sync", text)
         done = re.search(r"done: (\d+) steps, weights (\w+)", text)
-        assert replicas and done, f"{name} did not finish:\n{text}"
-        states[name] = (int(replicas.group(1)), int(done.group(1)), done.group(2))
+        assert replicas and done, f"{task} did not finish:\n{text}"
+        states[str(task)] = (int(replicas.group(1)), int(done.group(1)), done.group(2))
     return states
 
 
@@ -467,23 +436,23 @@ def test_two_workers_train_in_sync_and_resume_after_a_kill(tmp_path: Path) -> No
     common.append("--test-examples=500")
     spec = cluster.local_cluster(2)
 
-    def run(model_dir: str, **options) -> cluster.JobResult:
-        args = [*common, f"--model-dir={model_dir}"]
-        return cluster.launch("worker.py", spec, args=args, cwd=tmp_path, timeout=240, **options)
+    def run(model_dir: str, *more: str) -> cluster.Job:
+        args = [*common, f"--model-dir={model_dir}", *more]
+        return cluster.launch("worker.py", spec, cluster.Options(args, tmp_path, timeout=240))
 
     uninterrupted = run("uninterrupted")
-    assert_gone(uninterrupted.pids.values())
+    assert_gone([p.pid for p in uninterrupted.processes.values()])
     states = final_states(uninterrupted)
     assert states["worker 0"] == states["worker 1"]  # same replicas, steps and weights, bit for bit
     assert states["worker 0"][:2] == (2, 40)
 
-    with pytest.raises(cluster.TaskFailedError, match=r"worker 1 was killed by SIGKILL") as caught:
-        run("resumed", kill_on=("worker 1", "step 25 loss"))
-    assert_gone(caught.value.result.pids.values())
+    with pytest.raises(cluster.LaunchError, match=r"worker 1 was killed by SIGKILL") as caught:
+        run("resumed", "--crash-at-step=25")
+    assert_gone([p.pid for p in caught.value.job.processes.values()])
     checkpoints = sorted(p.name for p in (tmp_path / "resumed" / "checkpoints").glob("*.index"))
     assert checkpoints == ["ckpt-20.index"]  # killed at step 25: the next one would be at 40
 
     resumed = run("resumed")
-    assert_gone(resumed.pids.values())
-    assert "resuming from the checkpoint of step 20" in resumed.lines["worker 1"]
+    assert_gone([p.pid for p in resumed.processes.values()])
+    assert "resuming from the checkpoint of step 20" in resumed.lines[cluster.tasks(spec)[1]]
     assert final_states(resumed) == states  # the same step count, and even the same weights
