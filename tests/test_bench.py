@@ -72,7 +72,7 @@ def test_spread_is_relative_to_the_median():
     ("kwargs", "message"),
     [
         ({"steps": 5, "steps_per_execution": 2}, "must be a multiple of steps_per_execution"),
-        ({"steps_per_execution": 0}, "steps_per_execution must be an integer of at least 1"),
+        ({"steps_per_execution": 0}, "steps_per_execution must be a positive integer"),
         ({"steps": -1}, "steps must be a positive integer"),
         ({"repeats": 0}, "repeats must be a positive integer"),
     ],

@@ -5,12 +5,11 @@ import pytest
 from tpuhelpers import checks
 
 
-def test_positive_int_accepts_ints_and_digit_strings():
+def test_positive_int_accepts_ints():
     assert checks.positive_int(3, "n") == 3
-    assert checks.positive_int(" 4 ", "n") == 4
 
 
-@pytest.mark.parametrize("value", [0, -1, 1.5, True, "two", None, "1e3"])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "two", None, "1e3", "4"])
 def test_positive_int_refuses_and_names_the_argument(value):
     with pytest.raises(ValueError, match=r"^workers must be a positive integer"):
         checks.positive_int(value, "workers")
@@ -18,7 +17,7 @@ def test_positive_int_refuses_and_names_the_argument(value):
 
 def test_positive_int_maximum_says_the_bound_and_the_hint():
     with pytest.raises(ValueError, match=r"at most 64, got 100000\. Use fewer"):
-        checks.positive_int("100000", "TPUHELPERS_CPU_REPLICAS", maximum=64, hint="Use fewer.")
+        checks.positive_int(100000, "TPUHELPERS_CPU_REPLICAS", maximum=64, hint="Use fewer.")
 
 
 @pytest.mark.parametrize("value", [float("inf"), float("nan"), "3", True, -1])

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tpuhelpers import hardware, training
+from tpuhelpers import checks, hardware, training
 
 
 def create_model(filters: int) -> Any:
@@ -147,7 +147,7 @@ def bench_custom(
     with strategy.scope():
         model = create_model(filters)
         optimizer = tf.keras.optimizers.Adam()
-    training.build_optimizer(strategy, optimizer, model)
+        optimizer.build(model.trainable_variables)  # Keras 3: slot variables in the scope
     per_replica = training.per_replica_batch_size(batch, strategy)
     dataset = strategy.distribute_datasets_from_function(
         lambda _: _synthetic_dataset(per_replica, seed)
@@ -200,10 +200,9 @@ def run(
     repeats: int = 3,
 ) -> dict[str, Any]:
     """Runs the benchmark; returns its figures (see the module docstring)."""
-    training.check_positive_int(filters, "filters")
-    training.check_positive_int(steps, "steps")
-    training.check_positive_int(repeats, "repeats")
-    spe = training.check_steps_per_execution(steps_per_execution)
+    for value, name in ((filters, "filters"), (steps, "steps"), (repeats, "repeats")):
+        checks.positive_int(value, name)
+    spe = checks.positive_int(steps_per_execution, "steps_per_execution")
     if steps % spe:
         raise ValueError(f"steps ({steps}) must be a multiple of steps_per_execution ({spe})")
     strategy = hardware.get_strategy(cpu_replicas=replicas)

@@ -9,10 +9,8 @@ from typing import Any
 
 
 def positive_int(value: object, name: str, maximum: int | None = None, hint: str = "") -> int:
-    """Returns `value` if it is an int in 1..maximum (digit strings, e.g. from the environment,
-    are accepted); else raises a ValueError that names `name`, the value and `hint`."""
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
+    """Returns `value` if it is an int in 1..maximum; else raises a ValueError that names
+    `name`, the value and `hint`. Convert text (an environment variable) before calling."""
     bound = f" and at most {maximum}" if maximum is not None else ""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer{bound}, got {value!r}. {hint}".strip())

@@ -393,6 +393,7 @@ def get_strategy(
     accelerator = checks.one_of(str(chosen).strip().lower(), ACCELERATORS, f"{name} value")
     name = CPU_REPLICAS_ENV if cpu_replicas is None else "cpu_replicas"
     value = env.get(CPU_REPLICAS_ENV, "1") if cpu_replicas is None else cpu_replicas
+    value = int(value) if isinstance(value, str) and value.strip().isdigit() else value
     replicas = checks.positive_int(value, name, MAX_CPU_REPLICAS)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
     kind = choose_kind(accelerator, target, platform)

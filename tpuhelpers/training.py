@@ -1,25 +1,17 @@
-"""Checks and fixes for training under `tf.distribute` with today's Keras.
+"""Checks and one fix for training under `tf.distribute` with Keras 3 (`tf.keras` since TF 2.16).
 
-TensorFlow 2.16 and later ship Keras 3 as `tf.keras`; `TF_USE_LEGACY_KERAS=1` (set before
-TensorFlow is imported, with the `tf-keras` package installed) gives the Keras 2 of older guides.
-Several combinations of Keras 3 and `tf.distribute` fail as the guides write them; the helpers
-here hold the reusable part of the working variants, and say plainly what was wrong:
-
-* A custom training loop under `MirroredStrategy` fails on the first `apply_gradients` with
-  "You must feed a value for placeholder tensor": Keras 3 creates the optimizer's slot variables
-  lazily, inside the replica function. `build_optimizer` creates them up front, in the scope.
-* `Model.fit` with `steps_per_execution` > 1 fails on several replicas with the same message
-  (keras-team/keras#19246): Keras 3 runs the steps in a `tf.while_loop` around a `tf.cond` and
-  `tf.experimental.Optional` values, which `MirroredStrategy` cannot replicate.
-  `fix_steps_per_execution` gives the model a train function that runs the steps in a plain
-  `tf.range` loop around `strategy.run`, the multi-step loop of the TPU guide.
-* Variables created outside `strategy.scope()` are not distributed; `check_created_in_scope`
-  says which object to move inside the scope.
+`Model.fit` with `steps_per_execution` > 1 fails on several replicas under Keras 3
+(keras-team/keras#19246: its multi-step loop uses a `tf.while_loop` around `tf.cond` and
+`tf.experimental.Optional`, which `MirroredStrategy` cannot replicate); `fix_steps_per_execution`
+gives the model the multi-step loop of the TPU guide instead. Too long to inline, so it lives here.
+`TF_USE_LEGACY_KERAS=1` with `tf-keras` installed gives the Keras 2 of older guides.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from tpuhelpers import checks
 
 
 def keras_flavor() -> str:
@@ -77,34 +69,6 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
         )
 
 
-def build_optimizer(strategy: Any, optimizer: Any, model_or_variables: Any) -> Any:
-    """Creates the optimizer's variables now, inside `strategy.scope()`, and returns it.
-
-    Needed before a custom training loop under Keras 3 (keras-team/keras#19246): otherwise the
-    optimizer creates its variables inside the first replica step and the step fails. Harmless
-    under tf-keras and with one replica.
-
-    Args:
-        strategy: The strategy that owns the model.
-        optimizer: A Keras optimizer created inside `strategy.scope()`.
-        model_or_variables: The model, or the list of variables it will train.
-
-    Raises:
-        ValueError: The model or optimizer was created outside `strategy.scope()`.
-    """
-    variables = (
-        model_or_variables.trainable_variables
-        if hasattr(model_or_variables, "trainable_variables")
-        else list(model_or_variables)
-    )
-    check_created_in_scope(strategy, model=variables)
-    if keras_flavor() == "keras3":
-        check_created_in_scope(strategy, optimizer=optimizer)
-        with strategy.scope():
-            optimizer.build(variables)
-    return optimizer
-
-
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3.
 
@@ -132,7 +96,7 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
         return model  # tf-keras runs steps_per_execution on several replicas by itself
-    steps = check_steps_per_execution(int(model.steps_per_execution))
+    steps = checks.positive_int(int(model.steps_per_execution), "steps_per_execution")
     strategy = model.distribute_strategy
     needed = strategy.num_replicas_in_sync > 1 and steps > 1
     if not (needed or always):
@@ -160,19 +124,13 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     return model
 
 
-def global_batch_size(per_replica_batch: int, strategy: Any) -> int:
-    """Returns per-replica batch x replicas, checking that the per-replica batch is positive."""
-    check_positive_int(per_replica_batch, "per_replica_batch")
-    return per_replica_batch * strategy.num_replicas_in_sync
-
-
 def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
     """Returns the per-replica batch of a global batch, which must split evenly.
 
     Raises:
         ValueError: The global batch does not divide evenly among the replicas.
     """
-    check_positive_int(global_batch, "global batch size")
+    global_batch = checks.positive_int(global_batch, "global batch size")
     replicas = strategy.num_replicas_in_sync
     if global_batch % replicas:
         lower = global_batch - global_batch % replicas
@@ -183,23 +141,6 @@ def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
             "strategy.num_replicas_in_sync."
         )
     return global_batch // replicas
-
-
-def check_positive_int(value: object, name: str) -> int:
-    """Returns `value` if it is a positive int, else raises a ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-    return value
-
-
-def check_steps_per_execution(value: object) -> int:
-    """Checks `steps_per_execution` for `Model.compile`: a positive integer."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"steps_per_execution must be an integer of at least 1 (1 runs one step per call; "
-            f"the upstream guide uses 50 on TPUs), got {value!r}."
-        )
-    return value
 
 
 def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:
