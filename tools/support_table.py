@@ -132,13 +132,14 @@ def _run_multi_worker(args: list[str], timeout: float) -> tuple[dict, str]:
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder, "support_case.py")
         script.write_text(_CASE_SCRIPT.format(root=str(ROOT)), encoding="utf-8")
-        with cluster.start(script, 2, args=args, echo=False) as job:
+        with cluster.start(script, 2, cluster.Options(args=tuple(args))) as job:
             try:
                 job.wait(timeout)
                 problem = ""
             except cluster.LaunchError as error:
                 problem = str(error).splitlines()[0]
-            return parse_results(job.lines["worker 0"]), problem
+            first = next((task for task in job.lines if str(task) == "worker 0"), None)
+            return parse_results(job.lines.get(first, [])), problem
 
 
 def run_processes(strategy_key: str, apis: list[str], timeout: float) -> tuple[dict, str]:
