@@ -59,16 +59,16 @@ def test_the_examples_keep_versions_as_strings():
 
 LEGACY_RULES = [
     ("basic_tpu_mnist", lambda ti: ti.update(scaleTier="STANDARD_1"), r"scaleTier.*'STANDARD_1'"),
-    ("basic_tpu_mnist", lambda ti: ti.update(region="asia-east1"), r"region 'asia-east1'.*us-c"),
-    ("basic_tpu_mnist", lambda ti: ti.update(runtimeVersion="2.10"), r"runtimeVersion '2.10'"),
+    ("basic_tpu_mnist", lambda ti: ti.update(region="asia-east1"), r"TPUs\) 'asia-east1'"),
+    ("basic_tpu_mnist", lambda ti: ti.update(runtimeVersion="2.10"), r"runtimeVersion .* '2.10'"),
     ("compute_engine_tpu_v2", lambda ti: ti.update(parameterServerCount=1), "no parameter serv"),
     ("compute_engine_tpu_v2", lambda ti: ti.update(parameterServerType="n1-standard-4"), "no par"),
     ("compute_engine_tpu_v2", lambda ti: ti.pop("masterType"), r"masterType: None"),
     ("compute_engine_tpu_v2", lambda ti: ti.update(masterType="e2-big"), r"masterType: 'e2-big'"),
     ("compute_engine_tpu_v2", lambda ti: ti.update(workerType="standard"), r"workerType 'standa"),
-    ("compute_engine_tpu_v2", lambda ti: ti.update(workerCount=2), r"workerCount.* 2: choose o"),
+    ("compute_engine_tpu_v2", lambda ti: ti.update(workerCount=2), r"worker\) 2: choose one of 1"),
     ("compute_engine_tpu_v2", accelerator("TPU_V4", 8), r"acceleratorConfig.type 'TPU_V4'"),
-    ("compute_engine_tpu_v2", accelerator("TPU_V2", 16), r"TPU_V2 16: choose one of 8\."),
+    ("compute_engine_tpu_v2", accelerator("TPU_V2", 16), r"of TPU_V2 16: choose one of 8\."),
     ("pod_tpu_v2", accelerator("TPU_V2_POD", 64), r"64: choose one of 32, 128, 256, 512"),
     ("pod_tpu_v3", accelerator("TPU_V3_POD", 512), r"512: choose one of 32, 128, 256\."),
     ("legacy_master_tpu_v2", lambda ti: ti.update(workerConfig={

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from tpuhelpers.checks import finite_number, one_of
 from tpuhelpers.cloud_jobs import load_data
 
-PRICES = load_data("tpu_prices.yaml")
-"""US dollars per hour by TPU type or host VM, region and capacity, with the date and sources."""
+PRICES = load_data("tpu_prices.yaml")  # US dollars per hour, with the table's date and sources
 
 
 @dataclass(frozen=True)
@@ -23,7 +22,7 @@ class Cost:
 
 
 def hourly_price(table: str, name: str, region: str, preemptible: bool = False) -> float:
-    """The price per hour of `name` (a TPU type or host VM: `table` is `tpu` or `host_vm`)."""
+    """The price per hour of `name`, a TPU type (`table="tpu"`) or a host VM (`"host_vm"`)."""
     one_of(name, PRICES[table], f"{table} with a price in tpu_prices.yaml")
     one_of(region, PRICES[table][name], f"region with a price for {name}")
     return PRICES[table][name][region]["preemptible" if preemptible else "on_demand"]

@@ -131,8 +131,9 @@ def validate_training_input(config: Mapping[str, Any]) -> None:
     ti, worker = config["trainingInput"], config["trainingInput"].get("workerConfig", {})
     tier, master, versions = ti.get("scaleTier"), ti.get("masterType"), LEGACY["runtime_versions"]
     problems = _problem(one_of, tier, ("BASIC_TPU", "CUSTOM"), "scaleTier (one with a TPU)")
-    problems += _problem(one_of, ti.get("region", "us-central1"), LEGACY["regions"], "region")
-    problems += _problem(one_of, ti.get("runtimeVersion", "2.11"), versions, "runtimeVersion")
+    region, version = ti.get("region", "us-central1"), ti.get("runtimeVersion", "2.11")
+    problems += _problem(one_of, region, LEGACY["regions"], "region (one with TPUs)")
+    problems += _problem(one_of, version, versions, "runtimeVersion (one with TPUs)")
     if ti.get("parameterServerCount") or "parameterServerType" in ti:
         problems.append("parameterServerCount: a TPU job has no parameter servers; remove them.")
     if tier == "CUSTOM":
@@ -142,7 +143,7 @@ def validate_training_input(config: Mapping[str, Any]) -> None:
                 f"n1-highcpu-16, or {', '.join(LEGACY['masters'])}."
             )
         problems += _problem(one_of, ti.get("workerType"), ("cloud_tpu",), "workerType")
-        problems += _problem(one_of, ti.get("workerCount"), (1,), "workerCount (TPU workers)")
+        problems += _problem(one_of, ti.get("workerCount"), (1,), "workerCount (one TPU worker)")
     _raise_if(problems + _worker_problems(worker, master))
 
 
@@ -153,7 +154,7 @@ def _worker_problems(worker: Mapping[str, Any], master: str | None) -> list[str]
         kind, count = accel.get("type"), accel.get("count")
         problems += _problem(one_of, kind, counts, "acceleratorConfig.type")
         if kind in counts:
-            problems += _problem(one_of, count, counts[kind], f"core count for {kind}")
+            problems += _problem(one_of, count, counts[kind], f"TPU core count of {kind}")
         if master in LEGACY["masters"]:
             problems.append(
                 f"masterType: {master!r} takes no acceleratorConfig; allowed with one: a Compute "
@@ -236,10 +237,9 @@ def validate_vertex_job_spec(spec: Mapping[str, Any]) -> None:
     pool, problems = pools[0], []
     if not _machine_ok(pool.get("machineSpec", {})):
         problems.append(
-            f"{where}.machineSpec: {pool.get('machineSpec')!r}; allowed: cloud-tpu with "
-            "acceleratorType TPU_V2 or TPU_V3 and acceleratorCount 8 (or a pod size), or "
-            f"{' or '.join(VERTEX['families'])}-1t/4t/8t with tpuTopology 1x1, 2x2 (4x4 ... on "
-            "several hosts), 2x4."
+            f"{where}.machineSpec: {pool.get('machineSpec')!r}; allowed: cloud-tpu, TPU_V2 or "
+            f"TPU_V3 x 8 (or a pod size), or {'/'.join(VERTEX['families'])}-1t/4t/8t with "
+            f"tpuTopology as in cloud_rules.yaml: {VERTEX['topologies']}."
         )
     problems += _problem(one_of, pool.get("replicaCount", 1), (1,), f"{where}.replicaCount")
     code = [key for key in ("containerSpec", "pythonPackageSpec") if key in pool]
