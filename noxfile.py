@@ -88,6 +88,7 @@ TPU_STACK_INPUTS = (
     "stacks",
     "requirements.txt",
     "tpuhelpers/hardware.py",
+    "tpuhelpers/tpu.py",
     "tpuhelpers/quiet.py",
     "tools/nbcheck.py",
     "tests/test_tpu_wheel.py",

@@ -16,12 +16,12 @@ def quiet_tensorflow() -> None:
     on import. Real errors still show. Variables already set by the user are kept.
 
     With the `tensorflow-tpu` wheel on a machine without TPU chips it also sets
-    `TPU_SKIP_MDS_QUERY=1` and says so (see `hardware.skip_tpu_metadata_query`): otherwise the
+    `TPU_SKIP_MDS_QUERY=1` and says so (see `tpu.skip_tpu_metadata_query`): otherwise the
     import would wait minutes for a Cloud metadata server.
     """
-    from tpuhelpers import hardware  # imports no TensorFlow
+    from tpuhelpers import tpu  # imports no TensorFlow
 
-    note = hardware.skip_tpu_metadata_query()
+    note = tpu.skip_tpu_metadata_query()
     if note:
         print("Note:", note)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only

@@ -18,7 +18,6 @@ def keras_flavor() -> str:
     """Returns `"keras3"` for Keras 3 (the default `tf.keras`), `"tf-keras"` for legacy Keras 2."""
     import tensorflow as tf
 
-    # tf-keras' `tf.keras` is the module `tf_keras.api._v2.keras`, which has no __version__.
     return "tf-keras" if tf.keras.__name__.startswith("tf_keras") else "keras3"
 
 
@@ -30,34 +29,20 @@ def keras_version() -> str:
     return f"{package} {version(package)}"
 
 
-def _variables_of(obj: Any) -> list:
-    if hasattr(obj, "variables") and not isinstance(obj, (list, tuple)):
-        return list(obj.variables)
-    return list(obj)
-
-
-def _tf_variable(variable: Any) -> Any:
-    # Keras 3 wraps each tf.Variable in a keras.Variable; the distributed one is its `.value`.
-    inner = getattr(variable, "value", None)
-    return inner if hasattr(inner, "_distribute_strategy") else variable
+def _in_scope(strategy: Any, variable: Any) -> bool:
+    inner = getattr(variable, "value", None)  # Keras 3 wraps each tf.Variable: `.value`
+    inner = inner if hasattr(inner, "_distribute_strategy") else variable
+    return strategy.extended.variable_created_in_scope(inner)
 
 
 def check_created_in_scope(strategy: Any, **objects: Any) -> None:
-    """Raises a clear error if a model's (or optimizer's, or metric's) variables were created
-    outside `strategy.scope()`.
-
-    Args:
-        strategy: The strategy the objects must belong to.
-        **objects: Named models, optimizers, metrics or variable lists, e.g. `model=model`.
-
-    Raises:
-        ValueError: Names each object whose variables are not the strategy's.
-    """
-    outside = []
-    for name, obj in objects.items():
-        variables = _variables_of(obj)
-        if any(not strategy.extended.variable_created_in_scope(_tf_variable(v)) for v in variables):
-            outside.append(name)
+    """Raises a ValueError naming each of `objects` (models, optimizers, metrics or variable
+    lists, passed as `model=model`) whose variables were created outside `strategy.scope()`."""
+    outside = [
+        name
+        for name, obj in objects.items()
+        if not all(_in_scope(strategy, v) for v in getattr(obj, "variables", obj))
+    ]
     if outside:
         names = ", ".join(outside)
         raise ValueError(
@@ -72,22 +57,11 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3.
 
-    Call it after `model.compile(...)`. It replaces the model's train function with one that
-    runs `steps_per_execution` training steps in a `tf.range` loop inside one `tf.function`,
-    then returns the metrics averaged over replicas, as Keras does. Like Keras, it runs whole
-    groups of `steps_per_execution` steps: use a repeated training dataset and a
-    `steps_per_epoch` that is a multiple of `steps_per_execution`. Nothing changes under
-    tf-keras, with one replica, or with `steps_per_execution=1`.
-
-    Args:
-        model: A compiled Keras model, created inside the strategy's scope.
-        always: Install the train function even where Keras' own works (for benchmarks).
-
-    Returns:
-        The same model.
-
-    Raises:
-        ValueError: The model is not compiled.
+    Call it after `model.compile(...)`: the model's train function then runs the steps in a
+    `tf.range` loop inside one `tf.function` and returns metrics averaged over replicas. Use a
+    repeated dataset and a `steps_per_epoch` that is a multiple of `steps_per_execution`.
+    Nothing changes under tf-keras, with one replica, or with `steps_per_execution=1`, unless
+    `always` (benchmarks). Returns the model; raises a ValueError if it is not compiled.
     """
     import tensorflow as tf
 
@@ -125,11 +99,7 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
 
 
 def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
-    """Returns the per-replica batch of a global batch, which must split evenly.
-
-    Raises:
-        ValueError: The global batch does not divide evenly among the replicas.
-    """
+    """Returns the per-replica batch of a global batch; a ValueError if it does not split."""
     global_batch = checks.positive_int(global_batch, "global batch size")
     replicas = strategy.num_replicas_in_sync
     if global_batch % replicas:
@@ -144,19 +114,8 @@ def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
 
 
 def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:
-    """Training throughput from the end times of successive executions, warm-up excluded.
-
-    The first execution includes tracing and compilation, so the rate is measured from its end
-    to the end of the last one.
-
-    Args:
-        times: `time.perf_counter()` at the end of each execution (at least two).
-        steps: The total step count at those times.
-        global_batch: Examples per step, over all replicas.
-
-    Raises:
-        ValueError: Fewer than two executions were timed.
-    """
+    """Examples/s from `time.perf_counter()` at the end of each execution and the step counts
+    then, counted from the end of the first execution (which includes tracing and compiling)."""
     if len(times) < 2 or len(times) != len(steps):
         raise ValueError(
             f"Need the end times and step counts of at least two executions, got "

@@ -1,0 +1,238 @@
+"""Find a TPU and connect to it, every wait bounded in time (used by `hardware.get_strategy`).
+
+Notebook 01 writes these steps out by hand: `TPUClusterResolver`, `experimental_connect_to_cluster`,
+`initialize_tpu_system`. This module adds what a notebook cannot inline: where to look (argument,
+`TPU_CONFIG`, `COLAB_TPU_ADDR`, `TPU_NAME`, device files), retries while a managed job's TPU is
+provisioning, and a time bound on each attempt.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.metadata
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tpuhelpers import checks
+
+TPU_CONFIG_EXAMPLE = '{"tpu_node_name": "my-tpu", "zone": "us-central1-b", "project": "my-project"}'
+_HOST_PORT = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}")
+
+
+class TpuConnectionError(RuntimeError):
+    """A TPU was expected but could not be connected to or initialized in time."""
+
+
+@dataclass(frozen=True)
+class TpuTarget:
+    """Where to look for a TPU: `TPUClusterResolver`'s arguments, how it was found (`source`),
+    and whether it may still be provisioning (`wait`: a managed job's TPU, retried)."""
+
+    tpu: str
+    zone: str | None = None
+    project: str | None = None
+    source: str = ""
+    wait: bool = False
+
+
+def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
+    """TensorFlow's errors for a TPU that is missing, unreachable or still provisioning."""
+    import tensorflow as tf
+
+    e = tf.errors  # InternalError: tensorflow-tpu on a machine without TPU chips (a RET_CHECK)
+    return (ValueError, ConnectionError, e.NotFoundError, e.InvalidArgumentError) + (
+        e.UnavailableError, e.DeadlineExceededError, e.UnimplementedError, e.InternalError
+    )  # fmt: skip
+
+
+def tpu_device_files() -> list[str]:
+    """The device files a TPU VM has: `/dev/accel*` (v2-v4), `/dev/vfio/N` (v5e and later)."""
+    return glob.glob("/dev/accel*") + glob.glob("/dev/vfio/[0-9]*")
+
+
+def tpu_wheel_version() -> str | None:
+    """The installed version of the `tensorflow-tpu` wheel, or None."""
+    try:
+        return importlib.metadata.version("tensorflow-tpu")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _no_chip_note(wheel: str) -> str:
+    return (
+        f"tensorflow-tpu {wheel} is installed, but this machine has no TPU chip (no /dev/accel* "
+        "or /dev/vfio/N device)"
+    )
+
+
+def skip_tpu_metadata_query(
+    environ: dict[str, str] | os._Environ = os.environ,
+    device_files: Callable[[], list[str]] = tpu_device_files,
+    wheel: Callable[[], str | None] = tpu_wheel_version,
+) -> str | None:
+    """Sets `TPU_SKIP_MDS_QUERY=1` where `tensorflow-tpu` is installed but nothing points at a
+    TPU (else `import tensorflow` retries the metadata server for minutes); returns a note."""
+    pointers = ("TPU_SKIP_MDS_QUERY", "TPU_NAME", "TPU_CONFIG", "COLAB_TPU_ADDR")
+    if any(name in environ for name in pointers) or device_files() or not (version := wheel()):
+        return None
+    environ["TPU_SKIP_MDS_QUERY"] = "1"
+    return f"{_no_chip_note(version)}: set TPU_SKIP_MDS_QUERY=1 (no metadata-server wait)."
+
+
+def grpc_address(value: str, where: str) -> str:
+    """Normalises `host:port` or `grpc://host:port` to `grpc://host:port`; refuses anything else."""
+    address = value.strip().removeprefix("grpc://")
+    if not _HOST_PORT.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
+        raise ValueError(
+            f"{where} must be host:port (e.g. 10.0.0.2:8470), optionally after grpc://; "
+            f"got {value!r}."
+        )
+    return "grpc://" + address
+
+
+def _default_connect(target: TpuTarget) -> Any:
+    """Connects to `target` and initializes its TPU system; returns the resolver."""
+    import tensorflow as tf
+
+    if target.tpu.startswith("grpc://"):  # fail in seconds where nothing listens
+        host, port = target.tpu.removeprefix("grpc://").rsplit(":", 1)
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+        tpu=target.tpu, zone=target.zone, project=target.project
+    )
+    if target.tpu != "local":
+        if "worker" not in resolver.cluster_spec().as_dict():
+            raise ValueError(f"the TPU {target.tpu!r} has no worker yet")
+        tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return resolver
+
+
+@dataclass
+class Platform:
+    """What `get_strategy` asks of the machine. Tests replace the parts a CI machine lacks."""
+
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    tpu_device_files: Callable[[], list[str]] = tpu_device_files
+    tpu_wheel: Callable[[], str | None] = tpu_wheel_version
+    num_gpus: Callable[[], int] = lambda: _count_physical("GPU")
+    connect: Callable[[TpuTarget], Any] = _default_connect
+    not_ready_errors: Callable[[], tuple[type[BaseException], ...]] = _tpu_not_ready_errors
+    sleep: Callable[[float], None] = time.sleep
+
+
+def _count_physical(kind: str) -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_physical_devices(kind))
+
+
+def parse_tpu_config(text: str) -> TpuTarget:
+    """Parses a managed job's `TPU_CONFIG` (JSON: tpu_node_name, zone, project)."""
+    config = checks.json_object(text, "TPU_CONFIG", TPU_CONFIG_EXAMPLE)
+    keys = ("tpu_node_name", "zone", "project")
+    wrong = [key for key in keys if not isinstance(config.get(key), str) or not config[key]]
+    if wrong:
+        raise ValueError(
+            f"TPU_CONFIG lacks {', '.join(wrong)} (each a non-empty string); got keys "
+            f"{sorted(config)}. Expected e.g. {TPU_CONFIG_EXAMPLE}."
+        )
+    name, zone, project = (config[key] for key in keys)
+    where = f"Cloud TPU {name!r} in {zone}, project {project}"
+    return TpuTarget(name, zone, project, f"managed training job (TPU_CONFIG): {where}", wait=True)
+
+
+def find_tpu(
+    tpu: str | None = None,
+    zone: str | None = None,
+    project: str | None = None,
+    platform: Platform | None = None,
+) -> TpuTarget | None:
+    """Decides where to look for a TPU, without connecting; None when nothing suggests one."""
+    platform = platform or Platform()
+    env = platform.environ
+    if tpu:
+        checks.of_type(tpu, str, "tpu")
+        if tpu != "local" and (tpu.startswith("grpc://") or ":" in tpu):
+            tpu = grpc_address(tpu, "tpu")
+        where = ", ".join(part for part in (zone, project and f"project {project}") if part)
+        source = {"local": "TPU VM: TPUClusterResolver(tpu='local')"}.get(tpu, f"TPU {tpu!r}")
+        return TpuTarget(tpu, zone, project, source + (f" in {where}" if where else ""))
+    if env.get("TPU_CONFIG"):
+        return parse_tpu_config(env["TPU_CONFIG"])
+    if env.get("COLAB_TPU_ADDR"):
+        address = grpc_address(env["COLAB_TPU_ADDR"], "COLAB_TPU_ADDR")
+        return TpuTarget(address, source=f"legacy Colab TPU node at {address}")
+    if name := env.get("TPU_NAME", "").strip():
+        return TpuTarget(name, source=f"TPU_NAME={name!r}")
+    if platform.tpu_device_files():
+        return TpuTarget("local", source="TPU VM: TPUClusterResolver(tpu='local')")
+    return None
+
+
+def _attempt(connect: Callable[[TpuTarget], Any], target: TpuTarget, seconds: float) -> Any:
+    """Runs one connection attempt in a thread, so that a hang inside TensorFlow has a bound."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = connect(target)
+        except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run, daemon=True, name="tpu-connect")
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def connect_tpu(
+    target: TpuTarget,
+    *,
+    attempts: int | None = None,
+    delay: float = 10.0,
+    attempt_timeout: float = 120.0,
+    platform: Platform | None = None,
+) -> Any:
+    """Connects to a TPU and initializes its system, retrying while it is not ready.
+
+    Args:
+        target: Where the TPU is (see `find_tpu`).
+        attempts: Tries; default 40 for a managed job's TPU (it may be provisioning), else 1.
+        delay: Seconds between attempts.
+        attempt_timeout: Seconds one attempt may take (restart the kernel after a timeout).
+        platform: The machine (tests pass a fake).
+
+    Returns:
+        The `TPUClusterResolver`; a TpuConnectionError names what was tried if all failed.
+    """
+    platform = platform or Platform()
+    default = 40 if target.wait else 1
+    attempts = checks.positive_int(default if attempts is None else attempts, "attempts")
+    not_ready = platform.not_ready_errors() + (TimeoutError, OSError)
+    for attempt in range(1, attempts + 1):
+        try:
+            return _attempt(platform.connect, target, attempt_timeout)
+        except not_ready as error:
+            last_error = error
+            if attempt < attempts:
+                print(f"TPU not ready ({type(error).__name__}); retry {attempt}/{attempts - 1}...")
+                platform.sleep(delay)
+    first_line = (str(last_error).strip() or "(no message)").splitlines()[0][:300]
+    tried = f"{attempts} attempts, {delay:g} s apart" if attempts > 1 else "1 attempt"
+    raise TpuConnectionError(
+        f"Could not connect to the TPU ({target.source}) after {tried}. Last error: "
+        f"{type(last_error).__name__}: {first_line}. (Each attempt may take {attempt_timeout:g} "
+        "s.) If this machine has no TPU, use accelerator='auto', 'gpu' or 'cpu'; on Colab, pick "
+        "a TPU runtime under Runtime > Change runtime type."
+    ) from last_error
