@@ -1,4 +1,4 @@
-"""`tpuhelpers.jax_setup`, for real: each case runs in a fresh interpreter (no fakes of JAX)."""
+"""`tpuhelpers.jax_setup`, for real: each case runs Keras in a fresh interpreter (no fakes)."""
 
 import os
 import subprocess
@@ -86,54 +86,3 @@ def test_keras_backend_set_to_another_in_the_environment_is_refused():
 def test_unknown_backend_names_are_refused(name):
     with pytest.raises(ValueError, match="Unknown Keras backend .* choose one of jax, tensorflow"):
         jax_setup.use_keras_backend(name)
-
-
-@pytest.mark.parametrize("devices", [1, 3])
-def test_cpu_split_gives_that_many_jax_devices(devices):
-    out = run_python(f"""
-        from tpuhelpers import jax_setup
-        jax_setup.split_jax_cpu({devices})
-        import jax
-        import jax.numpy as jnp
-        from jax.sharding import Mesh, NamedSharding, PartitionSpec
-        mesh = Mesh(jax.devices(), ("batch",))
-        x = jax.device_put(jnp.arange({devices} * 2.0), NamedSharding(mesh, PartitionSpec("batch")))
-        print(len(jax.devices()), jax.devices()[0].platform, len(x.addressable_shards))
-    """)
-    assert out.split() == [str(devices), "cpu", str(devices)]
-
-
-def test_cpu_split_after_jax_started_says_restart_the_kernel():
-    out = run_python("""
-        import jax
-        from tpuhelpers import jax_setup
-        print(len(jax.devices()))  # starts JAX's backend, with one CPU device
-        try:
-            jax_setup.split_jax_cpu(4)
-        except jax_setup.JaxCpuSplitError as error:
-            print(error)
-        print(jax_setup.split_jax_cpu(1), len(jax.devices()))  # the count it has is fine
-    """)
-    lines = out.splitlines()
-    assert lines[0] == "1"
-    assert "Cannot split the CPU into 4 JAX devices" in out
-    assert "already started with 1 CPU device " in out
-    assert "Restart the kernel" in out
-    assert lines[-1] == "1 1"
-
-
-def test_cpu_split_survives_a_rerun_after_jax_started():
-    out = run_python("""
-        from tpuhelpers import jax_setup
-        jax_setup.split_jax_cpu(2)
-        import jax
-        print(len(jax.devices()))
-        print(jax_setup.split_jax_cpu(2))  # re-running the set-up cell
-    """)
-    assert out.split() == ["2", "2"]
-
-
-@pytest.mark.parametrize("devices", [0, -2, True, 2.0, "2", None])
-def test_bad_cpu_device_counts_are_refused(devices):
-    with pytest.raises(ValueError, match="must be a positive integer"):
-        jax_setup.split_jax_cpu(devices)
