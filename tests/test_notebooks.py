@@ -72,3 +72,39 @@ def test_a_kernel_does_not_inherit_the_keras_backend_this_process_chose(tmp_path
     executed = nbformat.read(execute(notebook, tmp_path / "out", parameters={}), 4)
     assert executed.cells[0].outputs[0]["text"].strip() == "None"
     assert os.environ["KERAS_BACKEND"] == "tensorflow"  # restored for this process
+
+
+def _teaching_cells(path: Path) -> list[str]:
+    import nbformat
+
+    cells = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    return [
+        c.source
+        for c in cells
+        if "parameters" not in c.metadata.get("tags", [])
+        and 'find_spec("tpuhelpers")' not in c.source
+    ]
+
+
+def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
+    import re
+
+    used = total = 0
+    for path in nbcheck.all_notebooks():
+        if path.parent.name != "en":
+            continue
+        cells = _teaching_cells(path)
+        imported = set()
+        for source in cells:
+            for names in re.findall(r"from tpuhelpers import ([\w, ]+)", source):
+                imported |= {name.strip() for name in names.split(",")}
+        pattern = "|".join(imported)
+        helper = re.compile(rf"\b({pattern})\.") if imported else None
+        uses = [s for s in cells if "tpuhelpers" in s or (helper and helper.search(s))]
+        used, total = used + len(uses), total + len(cells)
+    assert used / total <= 0.35, f"{used} of {total} teaching code cells call tpuhelpers"
+    code = "\n".join(
+        s for p in nbcheck.all_notebooks() if p.parent.name == "en" for s in _teaching_cells(p)
+    )
+    for call in ("TPUStrategy(", "optimizer.build(", "TFConfigClusterResolver"):
+        assert call in code, f"no English code cell calls {call}"
