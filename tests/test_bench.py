@@ -80,3 +80,16 @@ def test_spread_is_relative_to_the_median():
 def test_bench_rejects_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):
         bench.run(**kwargs)
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_measuring(tmp_path, capsys):
+    # Before: the whole benchmark ran, then its JSON and PNG were lost.
+    from tools import bench
+
+    target = tmp_path / "bench.txt"
+    target.write_text("keep me")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--out", str(target), "--steps", "1"])
+    assert exit_info.value.code == 2
+    assert f"--out {target} is not a writable folder" in capsys.readouterr().err
+    assert target.read_text() == "keep me"

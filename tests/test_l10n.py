@@ -417,3 +417,21 @@ def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
     assert (
         l10n.main(["report", "--lang", "de", "--require-complete", "--root", str(tree.root)]) == 0
     )
+
+
+@pytest.mark.parametrize(
+    ("msgstr", "extra"),
+    [
+        ("Hallo <script>alert(1)</script> Welt", "script, /script"),
+        ("Hallo <img src=x onerror=alert(1)> Welt", "img"),
+        ("Hallo <IFRAME src='x.html'></iframe>", "iframe, /iframe"),
+    ],
+)
+def test_check_rejects_raw_html_the_english_does_not_have(msgstr, extra):
+    problems = l10n.translation_problems("Hello world", msgstr)
+    assert problems == [f"HTML tags differ from the English: not in the English {extra}"]
+
+
+def test_html_in_code_spans_or_in_the_english_itself_is_fine():
+    assert l10n.translation_problems("Use `<b>` here", "Nutze `<b>` hier") == []
+    assert l10n.translation_problems("A<br>B", "A<br>B") == []

@@ -371,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", action="append", help="run only these styles")
     parser.add_argument("--out", type=Path, default=Path("build/bench"))
     args = parser.parse_args(argv)
+    try:  # before minutes of measuring, not after
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / ".bench-write-test").touch()
+        (args.out / ".bench-write-test").unlink()
+    except OSError as error:
+        parser.error(f"--out {args.out} is not a writable folder ({error}): name a folder.")
     from tpuhelpers import quiet_tensorflow
 
     quiet_tensorflow()
@@ -385,7 +391,6 @@ def main(argv: list[str] | None = None) -> int:
         args.repeats,
     )
     print(table(figures))
-    args.out.mkdir(parents=True, exist_ok=True)
     stem = f"bench_f{args.filters}_b{args.batch}_r{figures['settings']['replicas']}"
     (args.out / f"{stem}.json").write_text(json.dumps(figures, indent=2) + "\n")
     chart(figures, args.out / f"{stem}.png")

@@ -267,6 +267,15 @@ def _difference(name: str, english: Counter, translated: Counter) -> str | None:
     return f"{name} differ from the English: {'; '.join(parts)}"
 
 
+_HTML_TAG = re.compile(r"<\s*(/?[A-Za-z][\w:-]*)[^>]*>")
+
+
+def _html_tags(text: str) -> Counter:
+    """Raw HTML tags (`<script>`, `<img ...>`) outside code spans and fences, by name."""
+    prose = re.sub(r"```.*?```|`[^`\n]*`", "", text, flags=re.DOTALL)
+    return Counter(tag.lower() for tag in _HTML_TAG.findall(prose))
+
+
 def translation_problems(msgid: str, msgstr: str) -> list[str]:
     """Returns what a translation breaks: code spans, links, or markdown structure.
 
@@ -280,7 +289,8 @@ def translation_problems(msgid: str, msgstr: str) -> list[str]:
     targets = _difference(
         "link targets", Counter(links.link_targets(msgid)), Counter(links.link_targets(msgstr))
     )
-    found += [problem for problem in (spans, targets) if problem]
+    html = _difference("HTML tags", _html_tags(msgid), _html_tags(msgstr))
+    found += [problem for problem in (spans, targets, html) if problem]
     english, translated = _structure(msgid), _structure(msgstr)
     for key, value in english.items():
         if translated.get(key) != value:
