@@ -108,3 +108,50 @@ def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
     )
     for call in ("TPUStrategy(", "optimizer.build(", "TFConfigClusterResolver"):
         assert call in code, f"no English code cell calls {call}"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "--lang", "xx"], "no notebooks for --lang xx: languages are ['de', 'en'"),
+        (["run", "notebooks/en/99_missing.ipynb"], "no such notebook: "),
+        (["run", "README.md"], "no such notebook: "),
+    ],
+)
+def test_the_runner_refuses_to_run_nothing(argv, message, capsys):
+    # Before: `--lang xx` printed "0 notebooks ran" and exited 0.
+    from tools import notebooks
+
+    with pytest.raises(SystemExit) as exit_info:
+        notebooks.main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_runner_checks_its_output_folder_before_running(tmp_path, capsys):
+    from tools import notebooks
+
+    target = tmp_path / "executed.txt"
+    target.write_text("keep me")
+    with pytest.raises(SystemExit):
+        notebooks.main(["run", "--lang", "en", "--out", str(target)])
+    assert "is a file: name a folder" in capsys.readouterr().err
+    assert target.read_text() == "keep me"
+
+
+def test_the_runner_keeps_going_past_a_broken_notebook_and_exits_1(tmp_path, capsys):
+    import nbformat
+
+    from tools import notebooks
+
+    paths = []
+    for name, code in (("a_broken", "1 / 0"), ("b_fine", "print('fine')")):
+        path = tmp_path / "xx" / f"{name}.ipynb"
+        path.parent.mkdir(exist_ok=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), path)
+        paths.append(str(path))
+    assert notebooks.main(["run", *paths, "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert "a_broken.ipynb: cell 0" in out and "ZeroDivisionError" in out
+    assert "ok     " in out and "b_fine.ipynb" in out
+    assert "1 notebooks ran, 1 failed" in out

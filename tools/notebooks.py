@@ -92,13 +92,17 @@ def execute(
             )
     except papermill.PapermillExecutionError as error:
         first_line = error.source.strip().splitlines()[0] if error.source.strip() else ""
-        name = notebook.relative_to(ROOT) if notebook.is_relative_to(ROOT) else notebook
         raise NotebookFailed(
-            f"{name}: cell {error.cell_index} "
+            f"{_shown(notebook)}: cell {error.cell_index} "
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
     return output
+
+
+def _shown(path: Path) -> Path:
+    """A path as messages show it: relative to the repository where it is inside it."""
+    return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
 
 
 @contextlib.contextmanager
@@ -216,7 +220,17 @@ def main(argv: list[str] | None = None) -> int:
     # References come from the English notebooks; the localized ones have the same code.
     languages = args.lang or (["en"] if args.command == "refs" else None)
     notebooks = [p.resolve() for p in args.notebooks] or find_notebooks(languages)
+    missing = [str(p) for p in notebooks if not p.is_file() or p.suffix != ".ipynb"]
+    if not notebooks or missing:
+        known = sorted({p.parent.name for p in nbcheck.all_notebooks()})
+        parser.error(
+            f"no such notebook: {', '.join(missing)}"
+            if missing
+            else f"no notebooks for --lang {','.join(languages or [])}: languages are {known}"
+        )
     out = args.out or ROOT / "build" / ("refs" if args.command == "refs" else "executed")
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {out} is a file: name a folder for the executed notebooks")
     failures = []
     for notebook in notebooks:
         start = time.perf_counter()
@@ -232,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"FAILED {error}", flush=True)
             continue
         seconds = time.perf_counter() - start
-        print(f"ok     {notebook.relative_to(ROOT)} ({seconds:.1f} s{note})", flush=True)
+        print(f"ok     {_shown(notebook)} ({seconds:.1f} s{note})", flush=True)
     print(f"{len(notebooks) - len(failures)} notebooks ran, {len(failures)} failed")
     return 1 if failures or not notebooks else 0
 
