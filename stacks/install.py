@@ -27,6 +27,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 
+PIP_TIMEOUT = 1800  # seconds for the one pip call that installs the stack
 REPOSITORY = "tpu-curriculum/tpu-curriculum"
 HARDWARE = ("tpu", "gpu", "cpu")
 # The distributions that provide the `tensorflow` module.
@@ -165,7 +166,13 @@ def install(
     print(f"Hardware: {hardware}. Already installed: {kept}.")
     print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
     command = pip_command(requirements, constraints, stacks, helper, dry_run)
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    try:  # pip retries a slow index itself; this bounds the whole install (a 255 MB TPU wheel)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise StackError(
+            f"pip did not finish within {PIP_TIMEOUT} s: {' '.join(command[2:])}. Check the "
+            "network (or the package index) and run this cell again; pip resumes from its cache."
+        ) from None
     if result.returncode:
         raise StackError(
             f"pip failed (exit {result.returncode}): {' '.join(command[2:])}\n"

@@ -112,6 +112,13 @@ def test_the_command_line_reports_a_stack_error_and_exits_2():
     assert "StackError: Give exactly one of release=" in result.stderr
 
 
+def test_a_pip_call_that_does_not_finish_in_time_is_a_stack_error(monkeypatch):
+    # The real pip, with a time bound it cannot meet.
+    monkeypatch.setattr(install_stack, "PIP_TIMEOUT", 0.01)
+    with pytest.raises(install_stack.StackError, match=r"pip did not finish within 0\.01 s"):
+        install_stack.install(source=str(ROOT), hardware="cpu", dry_run=True)
+
+
 def test_every_stack_has_a_constraints_file_that_pins_keras():
     for _requirements, constraints in install_stack.STACKS.values():
         assert "keras" in pins(constraints), constraints
