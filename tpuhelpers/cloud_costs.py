@@ -43,7 +43,7 @@ def estimate_cost(
     """
     seconds = math.ceil(round(finite_number(hours, "hours") * 3600, 6))
     tpu = hourly_price("tpu", tpu_type, region, preemptible) * seconds / 3600
-    host = (
-        hourly_price("host_vm", host_machine_type, region, preemptible) if host_machine_type else 0
-    )
-    return Cost(seconds, tpu, host * seconds / 3600, tpu + host * seconds / 3600)
+    host = 0.0
+    if host_machine_type:
+        host = hourly_price("host_vm", host_machine_type, region, preemptible) * seconds / 3600
+    return Cost(seconds, tpu, host, tpu + host)

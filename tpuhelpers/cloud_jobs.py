@@ -1,8 +1,4 @@
-"""Offline checks of Cloud TPU job specs: legacy AI Platform, TPU VMs, Vertex AI custom jobs.
-
-Nothing here calls the cloud. The rules and their sources are data (`cloud_rules.yaml`); a bad
-spec raises `JobSpecError`, one line per problem: the field, the bad value, what is allowed.
-"""
+"""Offline checks of Cloud TPU job specs against the rules in `cloud_rules.yaml`."""
 
 from __future__ import annotations
 
@@ -30,34 +26,25 @@ class JobSpecError(ValueError):
         super().__init__("\n".join(self.problems))
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            line = self.peek_event().start_mark.line + 1
-            raise JobSpecError(
-                f"{self.name}, line {line}: YAML aliases (*name) are not allowed in a job spec "
-                "(an alias bomb can exhaust memory); write the value out."
-            )
-        return super().compose_node(parent, index)
-
-
 def load_yaml(text: str, source: str = "YAML text") -> Any:
     """Parses a job spec's YAML, refusing more than `MAX_YAML_BYTES` and any alias.
 
     Raises:
         JobSpecError: Too long, an alias, or not YAML.
     """
-    of_type(text, str, source)
-    if len(text.encode()) > MAX_YAML_BYTES:
+    if len(of_type(text, str, source).encode()) > MAX_YAML_BYTES:
         raise JobSpecError(f"{source} is over {MAX_YAML_BYTES} bytes: is it really a job spec?")
-    loader = _NoAliasLoader(text)
-    loader.name = source
     try:
-        return loader.get_single_data()
+        aliases = [e for e in yaml.parse(text, yaml.SafeLoader) if isinstance(e, yaml.AliasEvent)]
+        if not aliases:
+            return yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise JobSpecError(f"{source} is not valid YAML: {error}") from None
-    finally:
-        loader.dispose()
+    line = aliases[0].start_mark.line + 1
+    raise JobSpecError(
+        f"{source}, line {line}: YAML aliases (*name) are not allowed in a job spec (an alias "
+        "bomb can exhaust memory); write the value out."
+    )
 
 
 def load_data(name: str) -> Any:
@@ -68,8 +55,7 @@ def load_data(name: str) -> Any:
 RULES = load_data("cloud_rules.yaml")
 LEGACY, TPU_VM, VERTEX, _SCHEMAS = (RULES[k] for k in ("legacy", "tpu_vm", "vertex", "schemas"))
 _EXAMPLES = load_data("legacy_jobs.yaml")
-LEGACY_EXAMPLES = tuple(_EXAMPLES)
-"""The names of the AI Platform TPU guide's example jobs, in the guide's order."""
+LEGACY_EXAMPLES = tuple(_EXAMPLES)  # the AI Platform TPU guide's example jobs, in its order
 
 
 def legacy_example(name: str) -> dict[str, Any]:
@@ -78,8 +64,7 @@ def legacy_example(name: str) -> dict[str, Any]:
 
 
 def _type_problems(data: Any, schema: str | Mapping[str, Any], path: str) -> list[str]:
-    """One line per field of `data` that `schema` (a name in `schemas`, or fields) lacks or whose
-    value has the wrong type."""
+    """One line per field that `schema` (fields, or a name in `schemas`) lacks or types wrong."""
     schema = _SCHEMAS[schema] if isinstance(schema, str) else schema
     if not isinstance(data, Mapping):
         return [f"{path} must be a mapping, got {type(data).__name__} {data!r}."]
@@ -169,8 +154,7 @@ def _worker_problems(worker: Mapping[str, Any], master: str | None) -> list[str]
 
 @dataclass(frozen=True)
 class TpuVmSpec:
-    """`gcloud compute tpus tpu-vm create NAME --zone --accelerator-type --version`'s values,
-    e.g. `TpuVmSpec("my-tpu", "us-west4-a", "v5litepod-8", "v2-alpha-tpuv5-lite")`."""
+    """`gcloud compute tpus tpu-vm create NAME --zone --accelerator-type --version`'s values."""
 
     name: str
     zone: str
@@ -201,8 +185,7 @@ def validate_tpu_vm(spec: TpuVmSpec) -> None:
         if (tf["pod"] or "", tf["api"] or "") != (pod, api):
             problems.append(
                 f"version: {spec.version!r} does not fit {spec.accelerator_type} (-pod on several "
-                "hosts, -pjrt or -se from TensorFlow 2.15 on); allowed: "
-                f"tpu-vm-tf-{tf['v']}{pod}{api}."
+                f"hosts, -pjrt or -se from TF 2.15 on); allowed: tpu-vm-tf-{tf['v']}{pod}{api}."
             )
     elif not tf and generation not in TPU_VM["base_images"].get(spec.version, ()):
         right = [image for image, gens in TPU_VM["base_images"].items() if generation in gens]

@@ -1,6 +1,4 @@
-"""A launcher for local TensorFlow clusters: one process per task, each with its own TF_CONFIG,
-its lines shown with its name in front (`[worker 0] ...`). No task outlives the launching process.
-"""
+"""A launcher for local TensorFlow clusters: a process per task, none outliving the launcher."""
 
 from __future__ import annotations
 
@@ -18,11 +16,12 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import IO, NamedTuple
 
 from tpuhelpers import checks
 
 ROLES = ("chief", "worker", "ps", "evaluator")
+_LOOPBACK = r"localhost|127(\.\d+){3}|\[::1\]"
 
 # TensorFlow's informational start-up lines, which TF_CPP_MIN_LOG_LEVEL cannot hide.
 NOISE = re.compile(
@@ -49,8 +48,9 @@ code = os.waitstatus_to_exitcode(os.wait()[1])
 os.kill(os.getpid(), -code) if code < 0 else sys.exit(code)
 """
 
-_PIPES = {"stdin": subprocess.DEVNULL, "stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
-_PIPES["errors"] = "replace"
+# Each task leads its own process group; its stdout and stderr come back as text, in one stream.
+_POPEN = {"start_new_session": True, "text": True, "errors": "replace", "stdin": subprocess.DEVNULL}
+_POPEN |= {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
 
 
 class LaunchError(RuntimeError):
@@ -80,13 +80,12 @@ def tasks(cluster: Mapping[str, list[str]]) -> list[Task]:
 
 
 def local_cluster(workers: int = 2, *, ps: int = 0, chief: int = 0) -> dict[str, list[str]]:
-    """A cluster on 127.0.0.1 with free ports below the range the system hands out itself (so
-    that no other program takes one before the task listens): `{"worker": ["127.0.0.1:PORT"]}`."""
+    """A cluster on 127.0.0.1, e.g. `{"worker": ["127.0.0.1:PORT", ...]}`, with free ports."""
     counts = {"chief": checks.one_of(chief, (0, 1), "chief count"), "worker": workers, "ps": ps}
     checks.positive_int(workers, "workers", hint="A cluster needs workers.")
     if ps != 0:
         checks.positive_int(ps, "ps", hint="Or 0 for no parameter servers.")
-    ports: list[int] = []
+    ports: list[int] = []  # below the system's own range, so that no other program takes one
     with contextlib.ExitStack() as stack:  # each socket stays bound until all are chosen
         for port in random.sample(range(10_000, 32_768), 1000):
             with contextlib.suppress(OSError):
@@ -97,7 +96,7 @@ def local_cluster(workers: int = 2, *, ps: int = 0, chief: int = 0) -> dict[str,
     return {r: [f"127.0.0.1:{ports.pop()}" for _ in range(n)] for r, n in counts.items() if n}
 
 
-def _check_cluster(cluster: object) -> dict[str, list[str]]:
+def _check_cluster(cluster: object, allow_remote: bool) -> dict[str, list[str]]:
     for role, addresses in checks.of_type(cluster, Mapping, "cluster").items():
         checks.one_of(role, ROLES, "role in cluster (TensorFlow 1's 'master' is 'chief')")
         for index, address in enumerate(checks.of_type(addresses, list, f"cluster.{role}")):
@@ -107,6 +106,12 @@ def _check_cluster(cluster: object) -> dict[str, list[str]]:
     found = [address for role in ROLES for address in cluster.get(role, ())]
     if not found or len(set(found)) < len(found):
         raise ValueError(f"The cluster needs tasks, each with its own address: {cluster}.")
+    for task in tasks(cluster):
+        if not (allow_remote or re.fullmatch(_LOOPBACK, task.address.rpartition(":")[0])):
+            raise ValueError(
+                f"{task}: {task.address} is not loopback; TensorFlow's gRPC servers have no "
+                "authentication: use 127.0.0.1, or Options(allow_remote=True) on a trusted network."
+            )
     return dict(cluster)
 
 
@@ -118,9 +123,7 @@ class Options:
     cwd: str | os.PathLike | None = None  # the tasks' working directory, where the script is
     roles: tuple[str, ...] = ROLES  # e.g. ("worker", "ps") when this process is the chief
     timeout: float = 600.0  # seconds `launch` waits for every task to exit
-    # Addresses other than loopback: TensorFlow's gRPC servers have no authentication, and
-    # whoever reaches a task's port can run any code in it. Only on a network you trust.
-    allow_remote: bool = False
+    allow_remote: bool = False  # addresses other than loopback: only on a network you trust
 
     def __post_init__(self) -> None:
         checks.of_type(self.args, (list, tuple), "args")
@@ -134,37 +137,29 @@ def describe_exit(code: int) -> str:
     return f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
 
 
-class TaskProcess(subprocess.Popen):
-    """One task's process, leading its own process group, which dies with this process."""
-
-    def __init__(self, command: list[str], env: Mapping[str, str], cwd: object) -> None:
-        command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), *command]
-        super().__init__(command, cwd=cwd, env=env, start_new_session=True, text=True, **_PIPES)
-
-    def kill_group(self) -> None:
-        """Kills its whole group at once, even after it exited (it may have left children)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.wait(timeout=10)
+def _kill_group(process: subprocess.Popen) -> None:
+    """Kills a task's process group, even after the task exited (it may have left children)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
 
 
 class Output:
-    """Reads the tasks' output in threads; `pump` shows it as `[task] line`, in the caller's
-    thread, without TensorFlow's start-up notices (which TF_CPP_MIN_LOG_LEVEL cannot hide)."""
+    """The tasks' output, read in threads; `pump` shows it as `[task] line` without `NOISE`."""
 
     def __init__(self) -> None:
         self.lines: dict[Task, list[str]] = {}
         self.readers: list[threading.Thread] = []
         self._queue: queue.Queue[tuple[Task, str]] = queue.Queue()
 
-    def follow(self, task: Task, stream: Any) -> None:
+    def follow(self, task: Task, stream: IO[str]) -> None:
         """Starts reading a task's output, in a thread of its own."""
         self.lines.setdefault(task, [])
         self.readers.append(threading.Thread(target=self._read, args=(task, stream), daemon=True))
         self.readers[-1].start()
 
-    def _read(self, task: Task, stream: Any) -> None:
+    def _read(self, task: Task, stream: IO[str]) -> None:
         for line in stream:
             self._queue.put((task, line.rstrip("\n")))
         stream.close()
@@ -181,12 +176,11 @@ class Output:
 
 
 class Job(contextlib.AbstractContextManager):
-    """The tasks of a local cluster, one process each: wait for them, or kill and restart one.
-    Create it with `start`; use it as a context manager (or call `stop`): nothing outlives it."""
+    """The tasks of a local cluster, one process each, from `start`; nothing outlives `stop`."""
 
     def __init__(self, script: str, cluster: dict[str, list[str]], options: Options) -> None:
         self.script, self.cluster, self.options = script, cluster, options
-        self.processes: dict[Task, TaskProcess] = {}
+        self.processes: dict[Task, subprocess.Popen] = {}
         self.killed: list[Task] = []
         self.output = Output()
         self.lines = self.output.lines  # each task's lines, without TensorFlow's start-up notices
@@ -203,14 +197,16 @@ class Job(contextlib.AbstractContextManager):
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env.setdefault("TF_NUM_INTRAOP_THREADS", "1")  # the tasks share this machine's cores
         env.setdefault("TF_NUM_INTEROP_THREADS", "2")  # collectives need 2
-        command = [self.script, *self.options.args]
-        self.processes[task] = process = TaskProcess(command, env, self.options.cwd)
+        command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), self.script]
+        self.processes[task] = process = subprocess.Popen(
+            [*command, *self.options.args], cwd=self.options.cwd, env=env, **_POPEN
+        )
         self.output.follow(task, process.stdout)
 
     def kill(self, task: Task) -> None:
         """Kills a task and all it started at once (SIGKILL), as a machine failure would."""
         self.killed.append(checks.one_of(task, self.processes, "task"))
-        self.processes[task].kill_group()
+        _kill_group(self.processes[task])
 
     def restart(self, task: Task) -> None:
         """Starts a killed task again: the same script, address and `TF_CONFIG`."""
@@ -221,7 +217,7 @@ class Job(contextlib.AbstractContextManager):
 
     def _check(self, waiting: list[Task], what: str, timeout: float, deadline: float) -> None:
         self.output.pump(0.1)
-        codes = {task: process.poll() for task, process in self.processes.items()}
+        codes = self.returncodes
         failed = {task: code for task, code in codes.items() if code not in (None, 0)}
         if failed:  # the likely cause first: a task killed on purpose, then by a signal
             task = min(failed, key=lambda t: (t not in self.killed, failed[t] > 0))
@@ -240,20 +236,18 @@ class Job(contextlib.AbstractContextManager):
         raise error
 
     def wait_listening(self, timeout: float = 120.0) -> None:
-        """Waits until every task accepts connections; raises a LaunchError if one exits first,
-        or if not all of them listen within `timeout` seconds."""
+        """Waits until every task accepts connections; a LaunchError if one exits or times out."""
         deadline, waiting = time.monotonic() + timeout, list(self.processes)
         while waiting:
             self._check(waiting, "not listening yet", timeout, deadline)
             waiting = [task for task in waiting if not task.listens()]
 
     def wait(self, timeout: float | None = None) -> Job:
-        """Shows the tasks' output until all exit (at most `timeout`, default the options'),
-        and stops them all; raises a LaunchError if one fails or the timeout passes."""
+        """Shows the output until all tasks exit; a LaunchError on a failure or after `timeout`."""
         timeout = timeout or self.options.timeout
         deadline = time.monotonic() + timeout
         try:
-            while running := [t for t, p in self.processes.items() if p.poll() is None]:
+            while running := [task for task, code in self.returncodes.items() if code is None]:
                 self._check(running, "still running", timeout, deadline)
             self._check([], "", timeout, float("inf"))  # a failure among the last to end
         finally:
@@ -271,7 +265,7 @@ class Job(contextlib.AbstractContextManager):
     def stop(self) -> None:
         """Kills every task's process group and reaps the processes. Safe to call twice."""
         for process in self.processes.values():
-            process.kill_group()
+            _kill_group(process)
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
@@ -279,21 +273,12 @@ class Job(contextlib.AbstractContextManager):
 
 def start(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
     """Starts one process per task of `cluster` (or of that many workers), in the background;
-    raises a ValueError naming a wrong field, or an address not loopback without allow_remote."""
-    spec = local_cluster(cluster) if isinstance(cluster, int) else _check_cluster(cluster)
-    for task in tasks(spec):
-        loopback = r"localhost|127\.\d+\.\d+\.\d+|\[::1\]"
-        if not re.fullmatch(loopback, task.address.rpartition(":")[0]) and not options.allow_remote:
-            raise ValueError(
-                f"{task}: {task.address} is not loopback. TensorFlow's gRPC servers have no "
-                "authentication: whoever reaches the port can run any code in the task. Use "
-                "127.0.0.1, or Options(allow_remote=True) on a network you trust."
-            )
-    return Job(str(script), spec, options)
+    a ValueError for a wrong field, or an address not loopback without `allow_remote`."""
+    spec = local_cluster(cluster) if isinstance(cluster, int) else cluster
+    return Job(str(script), _check_cluster(spec, options.allow_remote), options)
 
 
 def launch(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
-    """Runs a script once per task of a local cluster, shows the output and waits for the end;
-    raises the errors of `start` and `Job.wait`. No process is left, whatever happened."""
+    """Runs a script once per task (see `start`) and waits for the end (see `Job.wait`)."""
     with start(script, cluster, options) as job:
         return job.wait()
