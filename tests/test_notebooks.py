@@ -15,10 +15,12 @@ from tools import nbcheck
 from tools.notebooks import ROOT, run_and_compare
 
 LANGUAGES = os.environ.get("TPUHELPERS_NOTEBOOK_LANGS", "en")
+# Notebooks of another stack (PyTorch/XLA) run in their own environment: `nox -s pytorch_xla`.
 NOTEBOOKS = [
     path
     for path in nbcheck.all_notebooks()
-    if LANGUAGES == "all" or path.parent.name in LANGUAGES.split(",")
+    if (LANGUAGES == "all" or path.parent.name in LANGUAGES.split(","))
+    and nbcheck.stack(path) not in nbcheck.OWN_ENVIRONMENT
 ]
 
 

@@ -40,6 +40,9 @@ def pins(constraints: str) -> dict[str, str]:
     return found
 
 
+TRAINERS = ["lightning", "accelerate"]  # the PyTorch stack's two training libraries
+PT = "pytorch_xla.txt"
+
 # Decisions --------------------------------------------------------------------------------------
 
 
@@ -70,6 +73,8 @@ def test_detect_hardware(files, expected):
         ("jax", "tpu", {"jax": "0.10.2"}, (["tensorflow-cpu"], "jax.txt")),
         ("jax", "gpu", {"tensorflow": "2.19.0"}, (["jax[cuda12]"], "jax.txt")),
         ("jax", "cpu", {"jax": "0.10.2", "tensorflow-cpu": "2.21.0"}, ([], "jax.txt")),
+        ("pytorch", "tpu", {}, (["torch", "torch-xla[tpu]", *TRAINERS], "pytorch_xla.txt")),
+        ("pytorch", "cpu", {"torch": "2.9.0"}, (["torch", "torch-xla", *TRAINERS], PT)),
     ],
 )
 def test_plan(stack, hardware, installed, expected):
@@ -89,7 +94,7 @@ def test_a_tensorflow_without_tpu_support_on_a_tpu_is_refused_with_the_fix(name)
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"stack": "pytorch", "hardware": "cpu", "installed": {}}, "Unknown stack 'pytorch'"),
+        ({"stack": "mxnet", "hardware": "cpu", "installed": {}}, "Unknown stack 'mxnet'"),
         ({"release": "v1", "source": "."}, "exactly one of release="),
         ({}, "exactly one of release="),
         ({"source": ".", "hardware": "ipu"}, "Unknown hardware 'ipu'"),
@@ -119,9 +124,10 @@ def test_a_pip_call_that_does_not_finish_in_time_is_a_stack_error(monkeypatch):
         install_stack.install(source=str(ROOT), hardware="cpu", dry_run=True)
 
 
-def test_every_stack_has_a_constraints_file_that_pins_keras():
-    for _requirements, constraints in install_stack.STACKS.values():
-        assert "keras" in pins(constraints), constraints
+def test_every_stack_has_a_constraints_file_that_pins_its_framework():
+    for (stack, _hardware), (_requirements, constraints) in install_stack.STACKS.items():
+        framework = {"pytorch": "torch"}.get(stack, "keras")
+        assert framework in pins(constraints), constraints
 
 
 def test_requirements_txt_installs_the_cpu_stack():
@@ -140,6 +146,8 @@ def test_the_install_cell_installs_the_projects_release():
     assert 'stack="tensorflow"' in cell
     jax_cell = nbcheck.install_cell(ROOT / "notebooks/en/10_keras_on_jax.ipynb")
     assert 'stack="jax"' in jax_cell
+    torch_cell = nbcheck.install_cell(ROOT / "notebooks/en/15_pytorch_xla.ipynb")
+    assert 'stack="pytorch"' in torch_cell
     import tpuhelpers
 
     assert nbcheck.release() == f"v{tpuhelpers.__version__}"
@@ -170,7 +178,9 @@ def nbcheck_version() -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("python", PYTHONS)
-@pytest.mark.parametrize("constraints", ["tpu.txt", "gpu.txt", "cpu.txt", "jax.txt"])
+@pytest.mark.parametrize(
+    "constraints", ["tpu.txt", "gpu.txt", "cpu.txt", "jax.txt", "pytorch_xla.txt"]
+)
 def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
     platforms = [arg for platform in LINUX for arg in ("--platform", platform)]
     wanted = [f"{name}=={version}" for name, version in pins(constraints).items()]

@@ -60,14 +60,22 @@ def release() -> str:
         return "v" + tomllib.load(file)["project"]["version"]
 
 
-def install_cell(path: Path) -> str:
-    """Returns the source of the install cell a notebook starts with.
+# Notebooks whose file name contains the key run on that stack (stacks/install.py), the others on
+# TensorFlow's. `pytorch` notebooks need an environment of their own (`nox -s pytorch_xla`): the
+# default test run and `tools.notebooks run` without named notebooks leave them out.
+NAMED_STACKS = {"_jax": "jax", "_pytorch": "pytorch"}
+OWN_ENVIRONMENT = ("pytorch",)
 
-    Notebooks whose file name contains `_jax` get the Keras-on-JAX stack, the others TensorFlow's.
-    """
-    stack = "jax" if "_jax" in path.stem else "tensorflow"
+
+def stack(path: Path) -> str:
+    """Returns the stack a notebook needs, from its file name: `tensorflow`, `jax` or `pytorch`."""
+    return next((name for key, name in NAMED_STACKS.items() if key in path.stem), "tensorflow")
+
+
+def install_cell(path: Path) -> str:
+    """Returns the source of the install cell a notebook starts with (its stack's)."""
     return INSTALL_CELL.format(
-        repository=project_settings()["repository"], release=release(), stack=stack
+        repository=project_settings()["repository"], release=release(), stack=stack(path)
     )
 
 

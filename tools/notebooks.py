@@ -48,8 +48,9 @@ class NotebookFailed(RuntimeError):
 
 
 def find_notebooks(languages: list[str] | None = None) -> list[Path]:
-    """Returns the notebooks of the given languages (default: every language), sorted."""
-    paths = nbcheck.all_notebooks()
+    """Returns the notebooks of the given languages (default: every language), sorted, without
+    those that need an environment of their own (`nbcheck.OWN_ENVIRONMENT`: name them)."""
+    paths = [p for p in nbcheck.all_notebooks() if nbcheck.stack(p) not in nbcheck.OWN_ENVIRONMENT]
     return [p for p in paths if languages is None or p.parent.name in languages]
 
 
