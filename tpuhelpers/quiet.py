@@ -8,14 +8,10 @@ import warnings
 
 
 def quiet_tensorflow() -> None:
-    """Hides TensorFlow's C++ start-up lines, Python warnings and deprecation notices (real
-    errors still show; variables the user set are kept). Call it before `import tensorflow`: the
-    C++ log level is read when TensorFlow loads. With `tensorflow-tpu` but no TPU chip it also
-    sets `TPU_SKIP_MDS_QUERY=1` (see `tpu.skip_tpu_metadata_query`) and says so.
-    """
+    """Hides TensorFlow's start-up lines and warnings (not errors); call before it is imported."""
     from tpuhelpers import tpu  # imports no TensorFlow
 
-    if note := tpu.skip_tpu_metadata_query():
+    if note := tpu.skip_tpu_metadata_query():  # tensorflow-tpu without a TPU chip
         print("Note:", note)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only
     # TF_ENABLE_ONEDNN_OPTS=0 would also hide the oneDNN notice, but halves CPU training speed.

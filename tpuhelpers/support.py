@@ -1,6 +1,4 @@
-"""Which training API works with which strategy: the tables measured per stack (Keras flavor,
-TensorFlow version, wheel) by `nox -s support_table`, committed in `support_table.json`.
-"""
+"""Which training API works with which strategy, per stack: `support_table.json`'s tables."""
 
 from __future__ import annotations
 
@@ -15,10 +13,8 @@ from typing import Any
 from tpuhelpers import checks
 
 REFERENCE = Path(__file__).with_name("support_table.json")
-#: The distributions that provide the `tensorflow` module, in the order they are looked for.
-WHEELS = ("tensorflow-tpu", "tensorflow-cpu", "tensorflow")
-#: The strategies measured, in table order: key -> label.
-STRATEGIES = {
+WHEELS = ("tensorflow-tpu", "tensorflow-cpu", "tensorflow")  # provide `tensorflow`, in lookup order
+STRATEGIES = {  # measured, in table order: key -> label
     "default": "Default strategy",
     "one_device": "OneDeviceStrategy('/cpu:0')",
     "mirrored": "MirroredStrategy, 2 CPU devices",
@@ -30,7 +26,6 @@ STRATEGIES = {
     "tpu": "TPUStrategy",
     "nccl": "MirroredStrategy + NcclAllReduce",
 }
-#: The training APIs measured: key -> label.
 APIS = {"fit": "Model.fit", "loop": "custom loop (guide)", "loop_built": "loop + optimizer.build"}
 
 
@@ -76,9 +71,8 @@ def _version(version: str) -> tuple[int, ...]:
 
 
 def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dict[str, Any]:
-    """The committed table of `stack` (default: `current_stack()`), else the nearest one: the
-    same Keras flavor and kind of wheel if possible, then the newest TensorFlow not newer than
-    the stack's, else the oldest newer one; with a `note` that says so.
+    """The committed table of `stack` (default: `current_stack()`), else the nearest (same Keras
+    flavor and wheel kind, newest TensorFlow not newer, else oldest newer) with a `note`.
 
     Raises:
         LookupError: No table is committed at all.

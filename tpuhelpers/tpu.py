@@ -1,10 +1,4 @@
-"""Find a TPU and connect to it, every wait bounded in time (used by `hardware.get_strategy`).
-
-Notebook 01 writes these steps out by hand: `TPUClusterResolver`, `experimental_connect_to_cluster`,
-`initialize_tpu_system`. This module adds what a notebook cannot inline: where to look (argument,
-`TPU_CONFIG`, `COLAB_TPU_ADDR`, `TPU_NAME`, device files), retries while a managed job's TPU is
-provisioning, and a time bound on each attempt.
-"""
+"""Find a TPU and connect to it (notebook 01 by hand), with retries and every wait bounded."""
 
 from __future__ import annotations
 
@@ -16,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +18,11 @@ from tpuhelpers import checks
 
 TPU_CONFIG_EXAMPLE = '{"tpu_node_name": "my-tpu", "zone": "us-central1-b", "project": "my-project"}'
 _HOST_PORT = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}")
+_LOCAL_SOURCE = "TPU VM: TPUClusterResolver(tpu='local')"
+_NO_CHIP_NOTE = (  # .format(wheel version)
+    "tensorflow-tpu {} is installed, but this machine has no TPU chip (no /dev/accel* or "
+    "/dev/vfio/N device)"
+)
 
 
 class TpuConnectionError(RuntimeError):
@@ -31,8 +31,8 @@ class TpuConnectionError(RuntimeError):
 
 @dataclass(frozen=True)
 class TpuTarget:
-    """Where to look for a TPU: `TPUClusterResolver`'s arguments, how it was found (`source`),
-    and whether it may still be provisioning (`wait`: a managed job's TPU, retried)."""
+    """`TPUClusterResolver`'s arguments, how they were found (`source`), and whether the TPU
+    may still be provisioning (`wait`: a managed job's TPU, retried)."""
 
     tpu: str
     zone: str | None = None
@@ -64,13 +64,6 @@ def tpu_wheel_version() -> str | None:
         return None
 
 
-def _no_chip_note(wheel: str) -> str:
-    return (
-        f"tensorflow-tpu {wheel} is installed, but this machine has no TPU chip (no /dev/accel* "
-        "or /dev/vfio/N device)"
-    )
-
-
 def skip_tpu_metadata_query(
     environ: dict[str, str] | os._Environ = os.environ,
     device_files: Callable[[], list[str]] = tpu_device_files,
@@ -82,7 +75,7 @@ def skip_tpu_metadata_query(
     if any(name in environ for name in pointers) or device_files() or not (version := wheel()):
         return None
     environ["TPU_SKIP_MDS_QUERY"] = "1"
-    return f"{_no_chip_note(version)}: set TPU_SKIP_MDS_QUERY=1 (no metadata-server wait)."
+    return _NO_CHIP_NOTE.format(version) + ": set TPU_SKIP_MDS_QUERY=1 (no metadata-server wait)."
 
 
 def grpc_address(value: str, where: str) -> str:
@@ -114,6 +107,12 @@ def _default_connect(target: TpuTarget) -> Any:
     return resolver
 
 
+def _count_gpus() -> int:
+    import tensorflow as tf
+
+    return len(tf.config.list_physical_devices("GPU"))
+
+
 @dataclass
 class Platform:
     """What `get_strategy` asks of the machine. Tests replace the parts a CI machine lacks."""
@@ -121,16 +120,10 @@ class Platform:
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     tpu_device_files: Callable[[], list[str]] = tpu_device_files
     tpu_wheel: Callable[[], str | None] = tpu_wheel_version
-    num_gpus: Callable[[], int] = lambda: _count_physical("GPU")
+    num_gpus: Callable[[], int] = _count_gpus
     connect: Callable[[TpuTarget], Any] = _default_connect
     not_ready_errors: Callable[[], tuple[type[BaseException], ...]] = _tpu_not_ready_errors
     sleep: Callable[[float], None] = time.sleep
-
-
-def _count_physical(kind: str) -> int:
-    import tensorflow as tf
-
-    return len(tf.config.list_physical_devices(kind))
 
 
 def parse_tpu_config(text: str) -> TpuTarget:
@@ -159,10 +152,10 @@ def find_tpu(
     env = platform.environ
     if tpu:
         checks.of_type(tpu, str, "tpu")
-        if tpu != "local" and (tpu.startswith("grpc://") or ":" in tpu):
+        if tpu != "local" and ":" in tpu:
             tpu = grpc_address(tpu, "tpu")
         where = ", ".join(part for part in (zone, project and f"project {project}") if part)
-        source = {"local": "TPU VM: TPUClusterResolver(tpu='local')"}.get(tpu, f"TPU {tpu!r}")
+        source = _LOCAL_SOURCE if tpu == "local" else f"TPU {tpu!r}"
         return TpuTarget(tpu, zone, project, source + (f" in {where}" if where else ""))
     if env.get("TPU_CONFIG"):
         return parse_tpu_config(env["TPU_CONFIG"])
@@ -171,29 +164,24 @@ def find_tpu(
         return TpuTarget(address, source=f"legacy Colab TPU node at {address}")
     if name := env.get("TPU_NAME", "").strip():
         return TpuTarget(name, source=f"TPU_NAME={name!r}")
-    if platform.tpu_device_files():
-        return TpuTarget("local", source="TPU VM: TPUClusterResolver(tpu='local')")
-    return None
+    return TpuTarget("local", source=_LOCAL_SOURCE) if platform.tpu_device_files() else None
 
 
 def _attempt(connect: Callable[[TpuTarget], Any], target: TpuTarget, seconds: float) -> Any:
-    """Runs one connection attempt in a thread, so that a hang inside TensorFlow has a bound."""
-    outcome: dict[str, Any] = {}
+    """Runs one connection attempt in a daemon thread, so that a hang in TensorFlow has a bound."""
+    future: Future = Future()
 
     def run() -> None:
         try:
-            outcome["value"] = connect(target)
+            future.set_result(connect(target))
         except BaseException as error:  # noqa: BLE001 - handed to the caller's thread
-            outcome["error"] = error
+            future.set_exception(error)
 
-    thread = threading.Thread(target=run, daemon=True, name="tpu-connect")
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise TimeoutError(f"no answer within {seconds:g} s")
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    threading.Thread(target=run, daemon=True, name="tpu-connect").start()
+    try:
+        return future.result(timeout=seconds)
+    except TimeoutError:
+        raise TimeoutError(f"no answer within {seconds:g} s") from None
 
 
 def connect_tpu(
@@ -204,7 +192,7 @@ def connect_tpu(
     attempt_timeout: float = 120.0,
     platform: Platform | None = None,
 ) -> Any:
-    """Connects to a TPU and initializes its system, retrying while it is not ready.
+    """Connects to a TPU, initializes its system and returns the `TPUClusterResolver`.
 
     Args:
         target: Where the TPU is (see `find_tpu`).
@@ -213,8 +201,8 @@ def connect_tpu(
         attempt_timeout: Seconds one attempt may take (restart the kernel after a timeout).
         platform: The machine (tests pass a fake).
 
-    Returns:
-        The `TPUClusterResolver`; a TpuConnectionError names what was tried if all failed.
+    Raises:
+        TpuConnectionError: Every attempt failed; it names what was tried and the last error.
     """
     platform = platform or Platform()
     default = 40 if target.wait else 1

@@ -1,14 +1,8 @@
-"""Checks and one fix for training under `tf.distribute` with Keras 3 (`tf.keras` since TF 2.16).
-
-`Model.fit` with `steps_per_execution` > 1 fails on several replicas under Keras 3
-(keras-team/keras#19246: its multi-step loop uses a `tf.while_loop` around `tf.cond` and
-`tf.experimental.Optional`, which `MirroredStrategy` cannot replicate); `fix_steps_per_execution`
-gives the model the multi-step loop of the TPU guide instead. Too long to inline, so it lives here.
-`TF_USE_LEGACY_KERAS=1` with `tf-keras` installed gives the Keras 2 of older guides.
-"""
+"""Checks and one fix (`fix_steps_per_execution`) for training under `tf.distribute`, Keras 3."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
 from typing import Any
 
 from tpuhelpers import checks
@@ -23,74 +17,60 @@ def keras_flavor() -> str:
 
 def keras_version() -> str:
     """Returns the version of the Keras that `tf.keras` is, e.g. `"keras 3.15.1"`."""
-    from importlib.metadata import version
-
     package = "tf-keras" if keras_flavor() == "tf-keras" else "keras"
     return f"{package} {version(package)}"
 
 
-def _in_scope(strategy: Any, variable: Any) -> bool:
-    inner = getattr(variable, "value", None)  # Keras 3 wraps each tf.Variable: `.value`
-    inner = inner if hasattr(inner, "_distribute_strategy") else variable
-    return strategy.extended.variable_created_in_scope(inner)
+def _in_scope(strategy: Any, obj: Any) -> bool:
+    """Whether all variables of `obj` (or of the list `obj`) were created in `strategy.scope()`."""
+    for variable in getattr(obj, "variables", obj):
+        inner = getattr(variable, "value", None)  # Keras 3 wraps each tf.Variable: `.value`
+        inner = inner if hasattr(inner, "_distribute_strategy") else variable
+        if not strategy.extended.variable_created_in_scope(inner):
+            return False
+    return True
 
 
 def check_created_in_scope(strategy: Any, **objects: Any) -> None:
     """Raises a ValueError naming each of `objects` (models, optimizers, metrics or variable
     lists, passed as `model=model`) whose variables were created outside `strategy.scope()`."""
-    outside = [
-        name
-        for name, obj in objects.items()
-        if not all(_in_scope(strategy, v) for v in getattr(obj, "variables", obj))
-    ]
+    outside = [name for name, obj in objects.items() if not _in_scope(strategy, obj)]
     if outside:
         names = ", ".join(outside)
+        was, its = ("was", "its") if len(outside) == 1 else ("were", "their")
         raise ValueError(
-            f"{names} {'was' if len(outside) == 1 else 'were'} created outside "
-            f"strategy.scope(), so {'its' if len(outside) == 1 else 'their'} variables are not "
+            f"{names} {was} created outside strategy.scope(), so {its} variables are not "
             f"distributed over the {strategy.num_replicas_in_sync} replicas of "
-            f"{type(strategy).__name__}. Move the creation of {names} into "
-            "`with strategy.scope():` (create the model, optimizer and metrics there)."
+            f"{type(strategy).__name__}. Move the creation of {names} into `with strategy.scope():`"
+            " (create the model, optimizer and metrics there)."
         )
 
 
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
-    """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3.
-
-    Call it after `model.compile(...)`: the model's train function then runs the steps in a
-    `tf.range` loop inside one `tf.function` and returns metrics averaged over replicas. Use a
-    repeated dataset and a `steps_per_epoch` that is a multiple of `steps_per_execution`.
-    Nothing changes under tf-keras, with one replica, or with `steps_per_execution=1`, unless
-    `always` (benchmarks). Returns the model; raises a ValueError if it is not compiled.
-    """
+    """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3
+    (keras-team/keras#19246). Call it after `model.compile`; feed a repeated dataset and a
+    `steps_per_epoch` that is a multiple of `steps_per_execution`. Unless `always`, it acts only
+    on Keras 3 with several replicas and steps. Returns the model; ValueError if not compiled."""
     import tensorflow as tf
 
-    compiled = getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)
-    if not compiled:
+    if not (getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)):
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
         return model  # tf-keras runs steps_per_execution on several replicas by itself
     steps = checks.positive_int(int(model.steps_per_execution), "steps_per_execution")
     strategy = model.distribute_strategy
-    needed = strategy.num_replicas_in_sync > 1 and steps > 1
-    if not (needed or always):
+    if not (always or strategy.num_replicas_in_sync > 1 and steps > 1):
         return model
 
+    def multi_step_train_function(iterator: Any) -> Any:
+        for _ in tf.range(model.steps_per_execution - 1):
+            strategy.run(model.train_step, args=(next(iterator),))
+        logs = strategy.run(model.train_step, args=(next(iterator),))
+        return tf.nest.map_structure(lambda v: strategy.reduce("MEAN", v, axis=None), logs)
+
     def make_train_function(force: bool = False) -> Any:
-        if model.train_function is not None and not force:
-            return model.train_function
-
-        @tf.function(reduce_retracing=True)
-        def multi_step_train_function(iterator: Any) -> Any:
-            for _ in tf.range(model.steps_per_execution - 1):
-                strategy.run(model.train_step, args=(next(iterator),))
-            logs = strategy.run(model.train_step, args=(next(iterator),))
-            return tf.nest.map_structure(
-                lambda value: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None),
-                logs,
-            )
-
-        model.train_function = multi_step_train_function
+        if model.train_function is None or force:
+            model.train_function = tf.function(multi_step_train_function, reduce_retracing=True)
         return model.train_function
 
     model.train_function = None
@@ -118,8 +98,7 @@ def examples_per_second(times: list[float], steps: list[int], global_batch: int)
     then, counted from the end of the first execution (which includes tracing and compiling)."""
     if len(times) < 2 or len(times) != len(steps):
         raise ValueError(
-            f"Need the end times and step counts of at least two executions, got "
-            f"{len(times)} times and {len(steps)} step counts: run more steps than "
-            "steps_per_execution."
+            f"Need the end times and step counts of at least two executions, got {len(times)} "
+            f"times and {len(steps)} step counts: run more steps than steps_per_execution."
         )
     return (steps[-1] - steps[0]) * global_batch / (times[-1] - times[0])
