@@ -163,7 +163,7 @@ def find_tpu(
         address = grpc_address(env["COLAB_TPU_ADDR"], "COLAB_TPU_ADDR")
         return TpuTarget(address, source=f"legacy Colab TPU node at {address}")
     if name := env.get("TPU_NAME", "").strip():
-        return TpuTarget(name, source=f"TPU_NAME={name!r}")
+        return TpuTarget(name, source=f"TPU_NAME={name!r}" + " (TPU VM)" * (name == "local"))
     return TpuTarget("local", source=_LOCAL_SOURCE) if platform.tpu_device_files() else None
 
 
