@@ -36,11 +36,7 @@ def estimate_cost(
     preemptible: bool = False,
     host_machine_type: str | None = None,
 ) -> Cost:
-    """Prices a run of `hours`, billed per started second, plus its host VM if one is named.
-
-    Raises:
-        ValueError: `hours` not a finite number >= 0, or a type or region without a price.
-    """
+    """Prices `hours` billed per started second, plus a host VM if named; ValueError if no price."""
     seconds = math.ceil(round(finite_number(hours, "hours") * 3600, 6))
     tpu = hourly_price("tpu", tpu_type, region, preemptible) * seconds / 3600
     host = 0.0

@@ -27,11 +27,7 @@ class JobSpecError(ValueError):
 
 
 def load_yaml(text: str, source: str = "YAML text") -> Any:
-    """Parses a job spec's YAML, refusing more than `MAX_YAML_BYTES` and any alias.
-
-    Raises:
-        JobSpecError: Too long, an alias, or not YAML.
-    """
+    """Parses a job spec's YAML; a JobSpecError if over `MAX_YAML_BYTES`, an alias, or not YAML."""
     if len(of_type(text, str, source).encode()) > MAX_YAML_BYTES:
         raise JobSpecError(f"{source} is over {MAX_YAML_BYTES} bytes: is it really a job spec?")
     try:
@@ -40,11 +36,8 @@ def load_yaml(text: str, source: str = "YAML text") -> Any:
             return yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise JobSpecError(f"{source} is not valid YAML: {error}") from None
-    line = aliases[0].start_mark.line + 1
-    raise JobSpecError(
-        f"{source}, line {line}: YAML aliases (*name) are not allowed in a job spec (an alias "
-        "bomb can exhaust memory); write the value out."
-    )
+    where = f"{source}, line {aliases[0].start_mark.line + 1}"
+    raise JobSpecError(f"{where}: YAML aliases (*name) are not allowed; write the value out.")
 
 
 def load_data(name: str) -> Any:
@@ -76,16 +69,12 @@ def _type_problems(data: Any, schema: str | Mapping[str, Any], path: str) -> lis
         elif isinstance(kind, dict) or kind in _SCHEMAS:
             problems += _type_problems(value, kind, where)
         elif kind == "version" and isinstance(value, int | float) and not isinstance(value, bool):
-            problems.append(
-                f"{where} must be a string, got the number {value!r}: YAML reads an unquoted "
-                f"version as a number (2.10 becomes 2.1); quote it, e.g. {key}: '2.10'."
-            )
+            number = f"the number {value!r}: YAML reads 2.10 as 2.1; quote it, e.g. {key}: '2.10'"
+            problems.append(f"{where} must be a string, got {number}.")
         elif kind == "strings":
             if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-                problems.append(
-                    f"{where} must be a list of strings such as ['--lr=0.1'], got "
-                    f"{type(value).__name__} {value!r}."
-                )
+                got = f"got {type(value).__name__} {value!r}"
+                problems.append(f"{where} must be a list of strings such as ['--lr=0.1'], {got}.")
         else:
             problems += _problem(of_type, value, _KINDS[kind], where)
     return problems
@@ -106,50 +95,34 @@ def _raise_if(problems: list[str]) -> None:
 
 
 def validate_training_input(config: Mapping[str, Any]) -> None:
-    """Checks a legacy AI Platform TPU job's `config.yaml` (parsed) against the guide's rules.
-
-    Raises:
-        JobSpecError: Every wrong type and every broken rule, one line each.
-    """
+    """Checks a legacy AI Platform TPU job's parsed `config.yaml`; a JobSpecError lists problems."""
     _raise_if(_type_problems(config, "config", "config"))
     _raise_if([] if "trainingInput" in config else ["config: missing trainingInput."])
-    ti, worker = config["trainingInput"], config["trainingInput"].get("workerConfig", {})
-    tier, master, versions = ti.get("scaleTier"), ti.get("masterType"), LEGACY["runtime_versions"]
-    problems = _problem(one_of, tier, ("BASIC_TPU", "CUSTOM"), "scaleTier (one with a TPU)")
-    region, version = ti.get("region", "us-central1"), ti.get("runtimeVersion", "2.11")
-    problems += _problem(one_of, region, LEGACY["regions"], "region (one with TPUs)")
-    problems += _problem(one_of, version, versions, "runtimeVersion (one with TPUs)")
+    ti, problems = config["trainingInput"], []
+    tier, master = ti.get("scaleTier"), ti.get("masterType")
+    for field, rule in LEGACY["one_of"].items():  # the table of fixed values, in the rules file
+        allowed = LEGACY[rule["allowed"]] if isinstance(rule["allowed"], str) else rule["allowed"]
+        if rule.get("tier", tier) == tier:
+            problems += _problem(one_of, ti.get(field, rule.get("default")), allowed, rule["what"])
     if ti.get("parameterServerCount") or "parameterServerType" in ti:
         problems.append("parameterServerCount: a TPU job has no parameter servers; remove them.")
-    if tier == "CUSTOM":
-        if master not in LEGACY["masters"] and not re.fullmatch(r"n1-\w+-\d+", str(master)):
-            problems.append(
-                f"masterType: {master!r}; allowed: a Compute Engine n1 type such as "
-                f"n1-highcpu-16, or {', '.join(LEGACY['masters'])}."
-            )
-        problems += _problem(one_of, ti.get("workerType"), ("cloud_tpu",), "workerType")
-        problems += _problem(one_of, ti.get("workerCount"), (1,), "workerCount (one TPU worker)")
-    _raise_if(problems + _worker_problems(worker, master))
-
-
-def _worker_problems(worker: Mapping[str, Any], master: str | None) -> list[str]:
-    """The TPU worker's rules: its accelerator and, for a container, its tpuTfVersion."""
-    problems, accel, counts = [], worker.get("acceleratorConfig"), LEGACY["core_counts"]
-    if accel is not None:
+    named = master in LEGACY["masters"] or re.fullmatch(r"n1-\w+-\d+", str(master))
+    if tier == "CUSTOM" and not named:
+        masters = ", ".join(LEGACY["masters"])
+        problems.append(f"masterType: {master!r}; allowed: n1 types (n1-highcpu-16), {masters}.")
+    worker, counts = ti.get("workerConfig", {}), LEGACY["core_counts"]
+    if (accel := worker.get("acceleratorConfig")) is not None:  # the TPU worker's accelerator
         kind, count = accel.get("type"), accel.get("count")
         problems += _problem(one_of, kind, counts, "acceleratorConfig.type")
         if kind in counts:
             problems += _problem(one_of, count, counts[kind], f"TPU core count of {kind}")
         if master in LEGACY["masters"]:
-            problems.append(
-                f"masterType: {master!r} takes no acceleratorConfig; allowed with one: a Compute "
-                "Engine type such as n1-highcpu-16."
-            )
+            problems.append(f"masterType: {master!r} takes no acceleratorConfig; use an n1 type.")
     if "imageUri" in worker:  # a container on the TPU worker names its framework's version
         torch = LEGACY["pytorch_xla_images"].get(worker["imageUri"])
         allowed = [torch] if torch else LEGACY["runtime_versions"]
         problems += _problem(one_of, worker.get("tpuTfVersion"), allowed, "tpuTfVersion")
-    return problems
+    _raise_if(problems)
 
 
 @dataclass(frozen=True)
@@ -163,11 +136,7 @@ class TpuVmSpec:
 
 
 def validate_tpu_vm(spec: TpuVmSpec) -> None:
-    """Checks a TPU VM's name, zone, accelerator type and software version.
-
-    Raises:
-        JobSpecError: Every broken rule, one line each.
-    """
+    """Checks a TPU VM's name, zone, type and version; a JobSpecError lists every broken rule."""
     _raise_if(_type_problems(asdict(spec), "tpu_vm", "TpuVmSpec"))
     problems, (generation, _, size) = [], spec.accelerator_type.rpartition("-")
     if not re.fullmatch(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", spec.name):
@@ -183,16 +152,14 @@ def validate_tpu_vm(spec: TpuVmSpec) -> None:
         pod = "-pod" if int(size) > 8 else ""
         api = (tf["api"] or "-pjrt") if (int(tf[2]), int(tf[3])) >= (2, 15) else ""
         if (tf["pod"] or "", tf["api"] or "") != (pod, api):
-            problems.append(
-                f"version: {spec.version!r} does not fit {spec.accelerator_type} (-pod on several "
-                f"hosts, -pjrt or -se from TF 2.15 on); allowed: tpu-vm-tf-{tf['v']}{pod}{api}."
-            )
+            why = f"{spec.version!r} does not fit {spec.accelerator_type} (-pod: several hosts"
+            fit = f"-pjrt or -se: TF 2.15 on); allowed: tpu-vm-tf-{tf['v']}{pod}{api}"
+            problems.append(f"version: {why}, {fit}.")
     elif not tf and generation not in TPU_VM["base_images"].get(spec.version, ()):
         right = [image for image, gens in TPU_VM["base_images"].items() if generation in gens]
-        problems.append(
-            f"version: {spec.version!r} does not run on {spec.accelerator_type}; allowed: "
-            f"{', '.join(right + ['tpu-vm-tf-X.Y.Z[-pod][-pjrt]'])}."
-        )
+        allowed = ", ".join([*right, "tpu-vm-tf-X.Y.Z[-pod][-pjrt]"])
+        where = f"{spec.version!r} does not run on {spec.accelerator_type}"
+        problems.append(f"version: {where}; allowed: {allowed}.")
     _raise_if(problems)
 
 
@@ -207,11 +174,7 @@ def _machine_ok(machine: Mapping[str, Any]) -> bool:
 
 
 def validate_vertex_job_spec(spec: Mapping[str, Any]) -> None:
-    """Checks a Vertex AI `CustomJobSpec` with a TPU worker pool (`gcloud ai custom-jobs create`).
-
-    Raises:
-        JobSpecError: Every wrong type and every broken rule, one line each.
-    """
+    """Checks a Vertex AI `CustomJobSpec` with a TPU worker pool; a JobSpecError lists problems."""
     _raise_if(_type_problems(spec, "custom_job", "spec"))
     pools, where = spec.get("workerPoolSpecs"), "workerPoolSpecs[0]"
     if len(pools or ()) != 1:
@@ -219,11 +182,9 @@ def validate_vertex_job_spec(spec: Mapping[str, Any]) -> None:
     _raise_if(_type_problems(pools[0], "worker_pool", where))
     pool, problems = pools[0], []
     if not _machine_ok(pool.get("machineSpec", {})):
-        problems.append(
-            f"{where}.machineSpec: {pool.get('machineSpec')!r}; allowed: cloud-tpu, TPU_V2 or "
-            f"TPU_V3 x 8 (or a pod size), or {'/'.join(VERTEX['families'])}-1t/4t/8t with "
-            f"tpuTopology as in cloud_rules.yaml: {VERTEX['topologies']}."
-        )
+        allowed = f"cloud-tpu, TPU_V2 or TPU_V3 x 8 or a pod size, or {VERTEX['families']}-<hosts>t"
+        machine = f"{where}.machineSpec: {pool.get('machineSpec')!r}"
+        problems.append(f"{machine}; allowed: {allowed} with tpuTopology {VERTEX['topologies']}.")
     problems += _problem(one_of, pool.get("replicaCount", 1), (1,), f"{where}.replicaCount")
     code = [key for key in ("containerSpec", "pythonPackageSpec") if key in pool]
     if len(code) != 1:

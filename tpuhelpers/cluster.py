@@ -67,12 +67,6 @@ class Task(NamedTuple):
     def __str__(self) -> str:
         return f"{self.role} {self.index}"
 
-    def listens(self) -> bool:
-        """True if a process accepts connections at the task's address."""
-        with contextlib.suppress(OSError), socket.create_connection(self.address.rsplit(":", 1)):
-            return True
-        return False
-
 
 def tasks(cluster: Mapping[str, list[str]]) -> list[Task]:
     """The tasks of a cluster, in role order: chief, workers, parameter servers, evaluator."""
@@ -240,7 +234,10 @@ class Job(contextlib.AbstractContextManager):
         deadline, waiting = time.monotonic() + timeout, list(self.processes)
         while waiting:
             self._check(waiting, "not listening yet", timeout, deadline)
-            waiting = [task for task in waiting if not task.listens()]
+            for task in waiting[:]:  # a task listens once it accepts a connection
+                host, port = task.address.rsplit(":", 1)
+                with contextlib.suppress(OSError), socket.create_connection((host, port)):
+                    waiting.remove(task)
 
     def wait(self, timeout: float | None = None) -> Job:
         """Shows the output until all tasks exit; a LaunchError on a failure or after `timeout`."""
@@ -262,18 +259,16 @@ class Job(contextlib.AbstractContextManager):
         """Each task's exit code; None while it runs."""
         return {task: process.poll() for task, process in self.processes.items()}
 
-    def stop(self) -> None:
+    def stop(self, *_exc_info: object) -> None:
         """Kills every task's process group and reaps the processes. Safe to call twice."""
         for process in self.processes.values():
             _kill_group(process)
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    __exit__ = stop
 
 
 def start(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
-    """Starts one process per task of `cluster` (or of that many workers), in the background;
-    a ValueError for a wrong field, or an address not loopback without `allow_remote`."""
+    """Starts a process per task of `cluster` (or of that many workers); ValueError if it is bad."""
     spec = local_cluster(cluster) if isinstance(cluster, int) else cluster
     return Job(str(script), _check_cluster(spec, options.allow_remote), options)
 

