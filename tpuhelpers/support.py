@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tpuhelpers import checks
+from tpuhelpers import checks, training
 
 REFERENCE = Path(__file__).with_name("support_table.json")
 WHEELS = ("tensorflow-tpu", "tensorflow-cpu", "tensorflow")  # provide `tensorflow`, in lookup order
@@ -54,8 +54,6 @@ def current_stack() -> Stack:
     """The stack of this process (imports TensorFlow)."""
     import tensorflow as tf
 
-    from tpuhelpers import training
-
     wheel = next((w for w in WHEELS if any(metadata.distributions(name=w))), "tensorflow")
     keras = training.keras_version().split()[-1]  # tf-keras' tf.keras has no __version__
     return Stack(training.keras_flavor(), tf.__version__, wheel, keras)
@@ -74,8 +72,7 @@ def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dic
     """The committed table of `stack` (default: this one), else the nearest with a `note`: same
     flavor and wheel kind, newest TensorFlow not newer, else oldest newer. LookupError if none."""
     stack = checks.of_type(stack or current_stack(), Stack, "stack")
-    tables = load_reference(path)
-    if not tables:
+    if not (tables := load_reference(path)):
         raise LookupError(f"{path} holds no table: run `nox -s support_table` to measure.")
     if stack.key in tables:
         return {"key": stack.key, **tables[stack.key]}
