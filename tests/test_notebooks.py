@@ -157,3 +157,16 @@ def test_the_runner_keeps_going_past_a_broken_notebook_and_exits_1(tmp_path, cap
     assert "a_broken.ipynb: cell 0" in out and "ZeroDivisionError" in out
     assert "ok     " in out and "b_fine.ipynb" in out
     assert "1 notebooks ran, 1 failed" in out
+
+
+def test_no_code_cell_is_over_40_lines() -> None:
+    import nbformat
+
+    long_cells = [
+        f"{path.name} {cell.id}: {len(cell.source.splitlines())} lines"
+        for path in nbcheck.all_notebooks()
+        if path.parent.name == "en"
+        for cell in nbformat.read(path, 4).cells
+        if cell.cell_type == "code" and len(cell.source.splitlines()) > 40
+    ]
+    assert not long_cells, long_cells
