@@ -33,6 +33,16 @@ def test_notebook_runs_and_prints_its_references(notebook: Path) -> None:
     assert executed.exists()
 
 
+def test_notebooks_of_another_stack_stay_out_of_the_default_runs() -> None:
+    # Notebook 15's kernel needs torch (`nox -s pytorch_xla`); this environment has none.
+    from tools.notebooks import find_notebooks
+
+    own = {p for p in nbcheck.all_notebooks() if nbcheck.stack(p) == "pytorch"}
+    assert Path(nbcheck.NOTEBOOKS / "en" / "15_pytorch_xla.ipynb") in own
+    assert not own & set(NOTEBOOKS)
+    assert not own & set(find_notebooks())
+
+
 def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
     import yaml
 
