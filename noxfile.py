@@ -78,11 +78,28 @@ def tpu_stack(session: nox.Session) -> None:
     # they print).
     ignore = ["--ignore", "tests/test_stacks.py", "--ignore", "tests/test_notebooks.py"]
     session.run("pytest", "-n", "2", "tests", *ignore, env=env)
+    notebooks = [
+        str(path)
+        for path in sorted(Path("notebooks/en").glob("*.ipynb"))
+        if path.stem not in HOST_XLA_NOTEBOOKS and "_pytorch" not in path.stem
+    ]
     out = "build/tpu_stack"
-    session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out, env=env)
+    session.run("python", "-m", "tools.notebooks", "run", *notebooks, "--out", out, env=env)
     TPU_STACK_STAMP.write_text(
-        f"{digest(TPU_STACK_INPUTS)}  passed: unit tests and every notebook\n"
+        f"{digest(TPU_STACK_INPUTS)}  passed: unit tests and every notebook but "
+        f"{', '.join(HOST_XLA_NOTEBOOKS)} (XLA on the host CPU)\n"
     )
+
+
+# Notebooks that compile for the host CPU with XLA (`jit_compile=True`, or Keras' default
+# strategy, which compiles its step with XLA): the tensorflow-tpu wheel's XLA has no CPU backend
+# ("could not find registered transfer manager for platform Host"), so on a machine without TPU
+# chips they cannot run on that wheel; on a TPU, XLA compiles for the TPU and they do.
+HOST_XLA_NOTEBOOKS = (
+    "11_how_a_tpu_computes",
+    "12_mixed_precision_and_xla",
+    "14_gradient_accumulation",
+)
 
 
 # What the TPU stack's result depends on. `nox -s tpu_stack` records their digest in
