@@ -100,8 +100,8 @@ def translate_all(tree: l10n.Tree, lang: str = "de") -> None:
         po = l10n.read_catalog(path, tree)
         for entry in po:
             entry.msgstr = entry.msgid.replace("Alpha", "Alfa").replace("Beta", "Bet") + " ✓"
-            if entry.msgid.startswith("|") or entry.msgid.startswith("```"):
-                entry.msgstr = entry.msgid  # tables and fences: kept as they are
+            if entry.msgid.startswith("|"):
+                entry.msgstr = entry.msgid  # tables: kept as they are
             if entry.fuzzy:
                 entry.flags.remove(l10n.FUZZY)
                 entry.previous_msgid = None
@@ -173,6 +173,21 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
     assert (
         nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / "notebooks/de/01_alpha.ipynb")) == text
     )
+
+
+def test_code_in_markdown_fences_is_never_a_message_and_stays_english(tree: l10n.Tree) -> None:
+    found = [m.msgid for m in l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")]
+    assert "Run this:" in found and not any("nox -s tests" in msgid for msgid in found)
+    # A catalog that still translates the fence (written before this rule) changes nothing.
+    fence = FENCE.split("\n\n", 1)[1]
+    path = tree.catalog("de", "01_alpha")
+    po = l10n.read_catalog(path, tree)
+    po.append(polib.POEntry(msgid=fence, msgstr=fence.replace("tests", "Tests")))
+    path.write_text(l10n.serialize(po), encoding="utf-8")
+    assert any("out of date" in line for line in l10n.check(tree, ["de"]))
+    l10n.build(tree)
+    german = tree.localized("de", "01_alpha").read_text(encoding="utf-8")
+    assert "nox -s tests" in german and "nox -s Tests" not in german
 
 
 def test_extract_is_idempotent(tree: l10n.Tree) -> None:
@@ -254,7 +269,7 @@ def test_removed_message_becomes_obsolete_and_comes_back(tree: l10n.Tree) -> Non
     translate_all(tree)
     set_english_block(tree, "01_alpha", "Run this:\n\n", "")
     log = l10n.extract(tree, ["de"])
-    assert "notebooks/de/po/01_alpha.po: updated: 0 new, 0 fuzzy, 1 obsolete, 9 messages" in log
+    assert "notebooks/de/po/01_alpha.po: updated: 0 new, 0 fuzzy, 1 obsolete, 8 messages" in log
     po = catalog(tree, "de", "01_alpha")
     assert [(e.msgid, e.msgstr) for e in po.obsolete_entries()] == [("Run this:", "Run this: ✓")]
     assert '#~ msgid "Run this:"\n#~ msgstr "Run this: ✓"\n' in tree.catalog(
@@ -403,14 +418,14 @@ def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
     set_english_block(tree, "02_beta", "Beta places `a`", "Beta now places `a`")
     l10n.extract(tree)
     rows = {(row.lang, row.notebook): row for row in l10n.counts(tree)}
-    assert (rows["de", "01_alpha"].translated, rows["de", "01_alpha"].total) == (10, 10)
+    assert (rows["de", "01_alpha"].translated, rows["de", "01_alpha"].total) == (9, 9)
     assert (rows["de", "02_beta"].translated, rows["de", "02_beta"].fuzzy) == (6, 1)
     assert rows["it", "02_beta"].untranslated == 7 and rows["it", "02_beta"].percent == 0
     assert l10n.main(["report", "--root", str(tree.root)]) == 0
     table = capsys.readouterr().out
-    assert "| de | 01_alpha | 10 | 0 | 0 | 10 | 100% |" in table
+    assert "| de | 01_alpha | 9 | 0 | 0 | 9 | 100% |" in table
     assert "| de | 02_beta | 6 | 1 | 0 | 7 | 86% |" in table
-    assert "| de | **all** | 16 | 1 | 0 | 17 | 94% |" in table
+    assert "| de | **all** | 15 | 1 | 0 | 16 | 94% |" in table
     assert l10n.main(["report", "--require-complete", "--root", str(tree.root)]) == 1
     assert "not complete: de/02_beta, it/01_alpha, it/02_beta" in capsys.readouterr().err
     translate_all(tree, "de")
@@ -435,3 +450,72 @@ def test_check_rejects_raw_html_the_english_does_not_have(msgstr, extra):
 def test_html_in_code_spans_or_in_the_english_itself_is_fine():
     assert l10n.translation_problems("Use `<b>` here", "Nutze `<b>` hier") == []
     assert l10n.translation_problems("A<br>B", "A<br>B") == []
+
+
+# ----------------------------------------------------------------------------- glossary
+
+CHECKED = """\
+# Glossar
+
+## Terms
+
+| English | Deutsch | notes |
+| --- | --- | --- |
+| alpha | Alfa | not checked here |
+
+## Checked terms
+
+| English | accepted | avoid |
+| --- | --- | --- |
+| notebook | Heft / Kapitel | Notizbuch |
+| places | | platziert dumm |
+"""
+
+
+def test_a_checked_glossary_term_must_be_translated_one_way(tree: l10n.Tree) -> None:
+    (tree.notebooks / "de" / "po" / "GLOSSARY.md").write_text(CHECKED, encoding="utf-8")
+    translate_all(tree)
+    l10n.build(tree)
+    # "# Alpha notebook" (the title of both notebooks) became "# Alfa notebook ✓".
+    found = [line for line in l10n.check(tree, ["de"]) if "glossary" in line]
+    assert len(found) == 2, found
+    assert "01_alpha.po" in found[0] and "cell-000:0" in found[0] and "02_beta.po" in found[1]
+    assert "the English says “notebook”" in found[0] and "“Heft” or “Kapitel”" in found[0]
+    assert "GLOSSARY.md:13" in found[0]
+    # One accepted form (any case, any inflection that contains it) is enough.
+    for stem, title in (("01_alpha", "# Das Alfa-Heft"), ("02_beta", "# Alfa-KAPITEL")):
+        path = tree.catalog("de", stem)
+        po = l10n.read_catalog(path, tree)
+        po.find("# Alpha notebook").msgstr = title
+        path.write_text(l10n.serialize(po), encoding="utf-8")
+    assert not [line for line in l10n.check(tree, ["de"]) if "glossary" in line]
+    # An avoided form fails wherever it appears; a code span or a link target does not count.
+    beta = tree.catalog("de", "02_beta")
+    po = l10n.read_catalog(beta, tree)
+    po.find("Beta places `a` on `/GPU:0`.").msgstr = "Bet platziert dumm `a` auf `/GPU:0`."
+    beta.write_text(l10n.serialize(po), encoding="utf-8")
+    found = [line for line in l10n.check(tree, ["de"]) if "glossary" in line]
+    assert len(found) == 1 and "“platziert dumm” is a form to avoid for “places”" in found[0]
+    assert "use another wording" in found[0]
+    po.find("Beta places `a` on `/GPU:0`.").msgstr = "Bet setzt `a` auf `/GPU:0`."
+    beta.write_text(l10n.serialize(po), encoding="utf-8")
+    assert not [line for line in l10n.check(tree, ["de"]) if "glossary" in line]
+
+
+def test_a_glossary_term_matches_words_not_parts_of_words_or_code() -> None:
+    from tools import glossary
+
+    term = glossary.Term("core", ("Kern",), (), 1)
+    assert term.in_english("two cores per chip") and term.in_english("One TPU core.")
+    assert not term.in_english("a TensorCore") and not term.in_english("the core-count")
+    assert not glossary.problems([term], "Use `core` here.", "Nutzen Sie `core`.")
+    assert glossary.problems([term], "One core.", "Ein Chip.")
+
+
+def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) -> None:
+    bad = CHECKED.replace("| places | | platziert dumm |", "| places | |")
+    (tree.notebooks / "de" / "po" / "GLOSSARY.md").write_text(bad, encoding="utf-8")
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert any(
+        "notebooks/de/po/GLOSSARY.md:14: a checked term needs three cells" in line for line in found
+    ), found

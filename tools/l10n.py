@@ -2,10 +2,10 @@
 
 The English notebooks in `notebooks/en/` are the single source of truth. Translators edit one PO
 catalog per language and notebook, `notebooks/<lang>/po/<notebook>.po`, whose messages are the
-blocks of the English markdown cells (split at blank lines; a fenced code block or a table is one
-block; the Colab badge is left out). The build copies each English notebook and replaces those
-blocks only, so code cells, their tags and metadata, and reference outputs are identical in every
-language, by construction.
+blocks of the English markdown cells (split at blank lines; a table is one block; the Colab badge
+and fenced code blocks are left out). The build copies each English notebook and replaces those
+blocks only, so code cells, code in markdown fences, their tags and metadata, and reference outputs
+are identical in every language, by construction.
 
     python -m tools.l10n extract [--lang de] [--prune] [--add LANG]
     python -m tools.l10n build [--lang de]
@@ -16,8 +16,9 @@ language, by construction.
 keeps its old translation marked fuzzy (the old English in `#| msgid`), removed ones become
 obsolete (`#~`). `build` writes `notebooks/<lang>/<notebook>.ipynb`; untranslated, fuzzy and
 invalid translations fall back to English. `check` fails when a catalog is unreadable or out of
-date, a translation breaks a code span, a link or the markdown structure, or a committed localized
-notebook differs from what `build` writes; it also runs the badge and link checks of `links`.
+date, a translation breaks a code span, a link or the markdown structure or goes against the
+checked terms of its glossary (`tools.glossary`), or a committed localized notebook differs from
+what `build` writes; it also runs the badge and link checks of `links`.
 `report` counts translated, fuzzy and untranslated messages per language and notebook.
 """
 
@@ -34,7 +35,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import links, nbcheck
+from tools import glossary, links, nbcheck
 
 ROOT = nbcheck.ROOT
 SOURCE = links.SOURCE_LANGUAGE
@@ -63,7 +64,6 @@ Edit the msgstr lines only; keep `code spans`, link targets and the markdown
 structure (headings, list items, table cells) as in the English.
 Glossary: notebooks/{lang}/po/GLOSSARY.md. Workflow: CONTRIBUTING.md, "Translations"."""
 HINTS = {
-    "fence": "A fenced code block: keep the fences and the code; translate comments at most.",
     "table": "A table: keep every row, and as many cells ('|') per row as the English.",
 }
 HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
@@ -181,8 +181,11 @@ def split_blocks(markdown: str) -> list[tuple[bool, str]]:
 
 
 def translatable(block: str) -> bool:
-    """True unless the block is the Colab badge (regenerated per language) or has no words."""
-    return not nbcheck.BADGE_RE.fullmatch(block.strip()) and bool(LETTER_RE.search(block))
+    """True unless the block is the Colab badge (regenerated per language), a fenced code block
+    (code is the same in every language, in markdown as in code cells) or has no words."""
+    if nbcheck.BADGE_RE.fullmatch(block.strip()) or kind(block) == "fence":
+        return False
+    return bool(LETTER_RE.search(block))
 
 
 def kind(block: str) -> str:
@@ -514,7 +517,8 @@ def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile |
         if cell.cell_type == "markdown":
             parts = split_blocks(cell.source)
             cell.source = "\n".join(
-                table.get(text, text) if block else text for block, text in parts
+                table.get(text, text) if block and translatable(text) else text
+                for block, text in parts
             )
     target = tree.localized(lang, english.stem)
     # nbcheck computes badge URLs for paths in the repository: the same path there.
@@ -612,12 +616,20 @@ def catalog_problems(tree: Tree, path: Path, catalog: polib.POFile) -> list[str]
     fresh = update_catalog(catalog, messages(english), lang, path.stem).catalog
     if serialize(fresh) != serialize(catalog):
         found.append(_staleness(tree, path, english, catalog, fresh))
+    try:
+        terms = glossary.read_terms(
+            path.parent / "GLOSSARY.md", tree.rel(path.parent / "GLOSSARY.md")
+        )
+    except glossary.GlossaryError as error:
+        found.append(str(error))
+        terms = []
     for entry in active_entries(catalog):
         if entry.msgstr:
             where = f"{tree.rel(path)}:{entry.linenum} ({_places(entry)})"
-            found += [
-                f"{where}: {problem}" for problem in translation_problems(entry.msgid, entry.msgstr)
-            ]
+            wrong = translation_problems(entry.msgid, entry.msgstr)
+            if not entry.fuzzy:
+                wrong += glossary.problems(terms, entry.msgid, entry.msgstr)
+            found += [f"{where}: {problem}" for problem in wrong]
     return found
 
 

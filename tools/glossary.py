@@ -1,0 +1,126 @@
+"""The checked part of each language's glossary: one translation per term, and forms to avoid.
+
+Every `notebooks/<lang>/po/GLOSSARY.md` may hold a section `## Checked terms` with a table:
+
+    | English | accepted | avoid |
+    | --- | --- | --- |
+    | worker | Worker | Arbeiter |
+    | machine | Maschine | Rechner |
+
+`python -m tools.l10n check` enforces it on every translated, non-fuzzy message:
+
+- where the English prose (outside code spans and link targets) contains the term as a word
+  (case-insensitive, plural -s/-es included), the translation's prose must contain one of the
+  accepted forms (separated by " / "; matched case-insensitively as substrings, so a stem such as
+  "Replikat" covers "Replikate");
+- no translation may contain an avoided form (separated by " / ") anywhere in its prose.
+
+Leave "accepted" empty for a term whose translation varies with the sentence and only the forms to
+avoid are fixed; leave "avoid" empty when any other wording is simply wrong.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools import links
+
+SECTION = "## Checked terms"
+FORM_SEPARATOR = " / "
+
+
+@dataclass(frozen=True)
+class Term:
+    """One row of the checked table.
+
+    Attributes:
+        english: The English term, as a word or words.
+        accepted: Forms of which a translation must contain one where the English has the term.
+        avoid: Forms no translation may contain.
+        line: The row's line number in GLOSSARY.md (for messages).
+    """
+
+    english: str
+    accepted: tuple[str, ...]
+    avoid: tuple[str, ...]
+    line: int
+
+    def in_english(self, prose: str) -> bool:
+        """True if the English prose uses the term as a word (or its plural)."""
+        words = r"\s+".join(re.escape(word) for word in self.english.split())
+        return re.search(rf"(?<![\w-]){words}(?:e?s)?(?![\w-])", prose, re.IGNORECASE) is not None
+
+
+class GlossaryError(Exception):
+    """A checked table that cannot be read; the message names the file, the line and the fix."""
+
+
+def _forms(cell: str) -> tuple[str, ...]:
+    return tuple(form.strip() for form in cell.split(FORM_SEPARATOR) if form.strip())
+
+
+def read_terms(path: Path, shown: str = "") -> list[Term]:
+    """Reads the checked table of a glossary; a glossary without the section checks nothing.
+
+    Args:
+        path: The GLOSSARY.md file.
+        shown: How messages name it (default: `path`).
+
+    Raises:
+        GlossaryError: A row without three cells, without an English term, or with neither
+            accepted nor avoided forms.
+    """
+    if not path.exists():
+        return []
+    lines = path.read_text(encoding="utf-8").split("\n")
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == SECTION)
+    except StopIteration:
+        return []
+    terms = []
+    for number, line in enumerate(lines[start + 1 :], start + 2):
+        if line.startswith("## "):
+            break
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if not line.lstrip().startswith("|") or cells[0] == "English" or not cells[0].strip("-: "):
+            continue
+        if len(cells) != 3 or not cells[0] or not (cells[1] or cells[2]):
+            raise GlossaryError(
+                f"{shown or path}:{number}: a checked term needs three cells "
+                f"(| English | accepted | avoid |), an English term and at least one accepted or "
+                f"avoided form: {line!r}"
+            )
+        terms.append(Term(cells[0], _forms(cells[1]), _forms(cells[2]), number))
+    return terms
+
+
+def problems(terms: list[Term], msgid: str, msgstr: str) -> list[str]:
+    """What one translation does against the checked terms (empty when nothing)."""
+    english, translated = _plain(msgid), _plain(msgstr).casefold()
+    found = []
+    for term in terms:
+        missing = not any(form.casefold() in translated for form in term.accepted)
+        if term.accepted and missing and term.in_english(english):
+            wanted = " or ".join(f"“{form}”" for form in term.accepted)
+            found.append(
+                f"glossary: the English says “{term.english}”, the translation has none of "
+                f"{wanted} (GLOSSARY.md:{term.line})"
+            )
+        for form in term.avoid:
+            if form.casefold() in translated:
+                instead = " or ".join(f"“{f}”" for f in term.accepted) or "another wording"
+                found.append(
+                    f"glossary: “{form}” is a form to avoid for “{term.english}”; use {instead} "
+                    f"(GLOSSARY.md:{term.line})"
+                )
+    return found
+
+
+def _plain(markdown: str) -> str:
+    """The prose of a message: code spans, fences and link targets blanked out."""
+    text = links.prose(markdown)
+    for target in links.link_targets(markdown):
+        text = text.replace(target, " ")
+    return text
