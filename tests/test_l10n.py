@@ -510,6 +510,10 @@ def test_a_glossary_term_matches_words_not_parts_of_words_or_code() -> None:
     assert not term.in_english("a TensorCore") and not term.in_english("the core-count")
     assert not glossary.problems([term], "Use `core` here.", "Nutzen Sie `core`.")
     assert glossary.problems([term], "One core.", "Ein Chip.")
+    server = glossary.Term("parameter server", ("servidor de parámetros",), ("servidor  param",), 2)
+    assert server.in_english("a parameter\nserver holds") and not server.in_english("a parameter")
+    assert not glossary.problems([server], "One parameter server.", "Un servidor de\nparámetros.")
+    assert glossary.problems([server], "Hi.", "El servidor\nparam.")  # avoided, across lines
 
 
 def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) -> None:

@@ -12,7 +12,7 @@ Every `notebooks/<lang>/po/GLOSSARY.md` may hold a section `## Checked terms` wi
 - where the English prose (outside code spans and link targets) contains the term as a word
   (case-insensitive, plural -s/-es included), the translation's prose must contain one of the
   accepted forms (separated by " / "; matched case-insensitively as substrings, so a stem such as
-  "Replikat" covers "Replikate");
+  "Replikat" covers "Replikate"; a line break counts as a space);
 - no translation may contain an avoided form (separated by " / ") anywhere in its prose.
 
 Leave "accepted" empty for a term whose translation varies with the sentence and only the forms to
@@ -58,7 +58,7 @@ class GlossaryError(Exception):
 
 
 def _forms(cell: str) -> tuple[str, ...]:
-    return tuple(form.strip() for form in cell.split(FORM_SEPARATOR) if form.strip())
+    return tuple(" ".join(form.split()) for form in cell.split(FORM_SEPARATOR) if form.strip())
 
 
 def read_terms(path: Path, shown: str = "") -> list[Term]:
@@ -98,10 +98,10 @@ def read_terms(path: Path, shown: str = "") -> list[Term]:
 
 def problems(terms: list[Term], msgid: str, msgstr: str) -> list[str]:
     """What one translation does against the checked terms (empty when nothing)."""
-    english, translated = _plain(msgid), _plain(msgstr).casefold()
+    english, translated = _plain(msgid), _folded(_plain(msgstr))
     found = []
     for term in terms:
-        missing = not any(form.casefold() in translated for form in term.accepted)
+        missing = not any(_folded(form) in translated for form in term.accepted)
         if term.accepted and missing and term.in_english(english):
             wanted = " or ".join(f"“{form}”" for form in term.accepted)
             found.append(
@@ -109,13 +109,18 @@ def problems(terms: list[Term], msgid: str, msgstr: str) -> list[str]:
                 f"{wanted} (GLOSSARY.md:{term.line})"
             )
         for form in term.avoid:
-            if form.casefold() in translated:
+            if _folded(form) in translated:
                 instead = " or ".join(f"“{f}”" for f in term.accepted) or "another wording"
                 found.append(
                     f"glossary: “{form}” is a form to avoid for “{term.english}”; use {instead} "
                     f"(GLOSSARY.md:{term.line})"
                 )
     return found
+
+
+def _folded(text: str) -> str:
+    """Case-folded, with every run of whitespace (line breaks too) as one space."""
+    return " ".join(text.split()).casefold()
 
 
 def _plain(markdown: str) -> str:
