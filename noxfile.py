@@ -39,7 +39,9 @@ def tests(session: nox.Session) -> None:
     prepare_mnist(session)
     workers = ["-n", "2"] if "--serial" not in session.posargs else []
     args = [a for a in session.posargs if a != "--serial"]
-    session.run("pytest", *workers, "--dist", "load", "tests", *args)
+    # tests/browser/ checks the built site in Chromium: it runs in `nox -s site`.
+    ignore = ("--ignore", "tests/browser")
+    session.run("pytest", *workers, "--dist", "load", "tests", *ignore, *args)
 
 
 def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:
@@ -105,7 +107,13 @@ HOST_XLA_NOTEBOOKS = (
 # What the TPU stack's result depends on. `nox -s tpu_stack` records their digest in
 # TPU_STACK_STAMP when it passes; `.ci/run` runs it again whenever the digest differs.
 TPU_STACK_INPUTS = (
-    "stacks",
+    # stacks/ files one by one: stacks/site.txt (the site's pins) has nothing to do with it.
+    "stacks/cpu.txt",
+    "stacks/gpu.txt",
+    "stacks/install.py",
+    "stacks/jax.txt",
+    "stacks/pytorch_xla.txt",
+    "stacks/tpu.txt",
     "requirements.txt",
     "tpuhelpers/hardware.py",
     "tpuhelpers/tpu.py",
@@ -217,6 +225,22 @@ def notebooks_l10n(session: nox.Session) -> None:
         *session.posargs,
         env={"TPUHELPERS_NOTEBOOK_LANGS": "all"},
     )
+
+
+@nox.session(python=PYTHON)
+def site(session: nox.Session) -> None:
+    """The executed notebooks as a static site in every language, checked in headless Chromium.
+
+    Builds build/site/ from the executed copies (build/executed/en/, which `nox -s tests` writes,
+    and build/pytorch_xla/en/, from `nox -s pytorch_xla`) with the pins of stacks/site.txt;
+    nothing is executed. Then tests/browser/ opens it in Debian's chromium (`apt-get install -y
+    chromium chromium-driver`) and saves screenshots to build/site-screenshots/. Options after
+    `--` go to `python -m tools.site build` (e.g. `-- --lang de`). To read it:
+    `python -m http.server -d build/site`, or open build/site/index.html.
+    """
+    session.install("-r", "stacks/site.txt")
+    session.run("python", "-m", "tools.site", "build", *session.posargs, env={"PYTHONPATH": "."})
+    session.run("pytest", "tests/browser", env={"TPU_SITE_BROWSER": "1"})
 
 
 @nox.session(python=PYTHON)

@@ -502,6 +502,34 @@ def usable_translations(catalog: polib.POFile | None) -> dict[str, str]:
 # ----------------------------------------------------------------------------- build
 
 
+def translate_markdown(
+    nb: nbformat.NotebookNode, catalog: polib.POFile | None
+) -> nbformat.NotebookNode:
+    """Replaces the translatable blocks of `nb`'s markdown cells with their usable translations.
+
+    Only markdown cells change, in place: code cells, their outputs and all metadata stay as they
+    are. Blocks without a usable translation (`usable_translations`), the Colab badge and fenced
+    code stay English. The localized notebooks (`build_notebook`) and the site's pages
+    (`tools.site`, on executed copies) are translated by this one function.
+
+    Args:
+        nb: An English notebook (as written, or an executed copy).
+        catalog: Its catalog in one language, or None (everything stays English).
+
+    Returns:
+        `nb`, translated.
+    """
+    table = usable_translations(catalog)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            parts = split_blocks(cell.source)
+            cell.source = "\n".join(
+                table.get(text, text) if block and translatable(text) else text
+                for block, text in parts
+            )
+    return nb
+
+
 def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile | None) -> str:
     """Returns the text of one localized notebook, normalized like `nbcheck --fix` does.
 
@@ -511,15 +539,7 @@ def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile |
         english: The English notebook.
         catalog: Its catalog in `lang`, or None (everything stays English).
     """
-    table = usable_translations(catalog)
-    nb = nbformat.read(english, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            parts = split_blocks(cell.source)
-            cell.source = "\n".join(
-                table.get(text, text) if block and translatable(text) else text
-                for block, text in parts
-            )
+    nb = translate_markdown(nbformat.read(english, as_version=4), catalog)
     target = tree.localized(lang, english.stem)
     # nbcheck computes badge URLs for paths in the repository: the same path there.
     return nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / target.relative_to(tree.root)))

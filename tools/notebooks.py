@@ -17,11 +17,14 @@ import argparse
 import configparser
 import contextlib
 import difflib
+import importlib.metadata
 import json
 import os
+import platform
 import re
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 import nbformat
@@ -41,6 +44,25 @@ SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"
 # as it would from a user's shell. Left in, a test that called `get_strategy()` in this process
 # made notebook 10 (Keras on JAX) fail or pass depending on which test ran before it.
 PROCESS_CHOICES = ("KERAS_BACKEND",)
+
+
+# What produced an executed copy's outputs: `execute` writes `run_record()` into the copy's
+# metadata as `metadata["tpu_curriculum"]["run"]`; each page of the site shows it (tools/site.py).
+RUN_METADATA = "tpu_curriculum"
+RECORDED_PACKAGES = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-tpu",
+    "keras",
+    "tf-keras",
+    "jax",
+    "jaxlib",
+    "torch",
+    "torch-xla",
+    "numpy",
+)
+# Variables that change what a run does or shows, recorded when set.
+RECORDED_VARIABLES = ("TF_USE_LEGACY_KERAS", "PJRT_DEVICE", "CPU_NUM_DEVICES", "TPU_SKIP_MDS_QUERY")
 
 
 class NotebookFailed(RuntimeError):
@@ -80,6 +102,7 @@ def execute(
     output = output_dir / notebook.parent.name / notebook.name
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
+    record = run_record()
     try:
         with _kernel_environment():
             papermill.execute_notebook(
@@ -98,7 +121,68 @@ def execute(
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
+    executed = nbformat.read(output, as_version=4)
+    executed.metadata.setdefault(RUN_METADATA, {})["run"] = record
+    nbformat.write(executed, output)
     return output
+
+
+def run_record(environ: dict | None = None, dev: Path = Path("/dev")) -> dict:
+    """What this machine runs notebooks with: the date, the machine, Python and package versions.
+
+    Cheap: it reads the environment, /dev and the installed packages' metadata, and imports no
+    framework (a kernel would start its own anyway).
+
+    Args:
+        environ: The environment variables; default: this process's.
+        dev: The device folder, where TPU chips and NVIDIA GPUs appear.
+
+    Returns:
+        `{"date", "machine": {"platform", "cpus", "accelerator"}, "python", "packages",
+        "environment"}`: JSON-serializable, for the executed copy's metadata.
+    """
+    environ = os.environ if environ is None else environ
+    packages = {}
+    for name in RECORDED_PACKAGES:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            packages[name] = importlib.metadata.version(name)
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "accelerator": accelerator(environ, dev),
+        },
+        "python": platform.python_version(),
+        "packages": packages,
+        "environment": {name: environ[name] for name in RECORDED_VARIABLES if name in environ},
+    }
+
+
+def accelerator(environ: dict, dev: Path = Path("/dev")) -> str:
+    """The accelerator visible without importing a framework: TPU chips, NVIDIA GPUs, or "none".
+
+    TPU chips appear as /dev/accel* (v2 to v4) or /dev/vfio/<n> (v5e and later) on a TPU VM, a
+    remote TPU by `TPU_NAME` or `COLAB_TPU_ADDR`; NVIDIA GPUs as /dev/nvidia<n>, their model in
+    /proc/driver/nvidia/gpus/*/information.
+    """
+    chips = [*dev.glob("accel[0-9]*"), *dev.glob("vfio/[0-9]*")]
+    tpu_type = environ.get("TPU_ACCELERATOR_TYPE", "")
+    if chips or tpu_type:
+        return " ".join(["TPU", *([tpu_type] if tpu_type else [])]) + (
+            f" ({len(chips)} chips)" if chips else ""
+        )
+    if environ.get("TPU_NAME") or environ.get("COLAB_TPU_ADDR"):
+        return f"TPU {environ.get('TPU_NAME') or environ.get('COLAB_TPU_ADDR')} (remote)"
+    gpus = list(dev.glob("nvidia[0-9]*"))
+    if gpus:
+        models = []
+        for info in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
+            with contextlib.suppress(OSError):
+                found = re.search(r"^Model:\s*(.+)$", info.read_text(), re.MULTILINE)
+                models += [found.group(1).strip()] if found else []
+        return f"{len(gpus)} NVIDIA GPU(s)" + (f": {', '.join(models)}" if models else "")
+    return "none"
 
 
 def _shown(path: Path) -> Path:

@@ -1,0 +1,292 @@
+"""The site's sources (tools/site.py) for a tiny tree in a temporary folder: real files, no Sphinx.
+
+The rendering itself and the browser check run in `nox -s site` (tests/browser/).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tools import l10n, links, nbcheck, site
+
+TITLE = """\
+# Alpha notebook
+
+[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://example.com)
+
+Alpha trains on `strategy.run` and links to [beta](02_beta.ipynb)."""
+PNG = (  # one pixel
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+RUN = {
+    "date": "2026-11-23T19:00:00+00:00",
+    "machine": {"platform": "Linux-6.1-x86_64", "cpus": 2, "accelerator": "none"},
+    "python": "3.11.9",
+    "packages": {"tensorflow-cpu": "2.21.0", "keras": "3.15.1"},
+    "environment": {},
+}
+
+
+def english(*cells: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A notebook with the conventional cells: title, install, parameters, `cells`, summary."""
+    nb = nbformat.v4.new_notebook()
+    parameters = nbformat.v4.new_code_cell("STEPS = 10", metadata={"tags": ["parameters"]})
+    nb.cells = [nbformat.v4.new_markdown_cell(TITLE), nbformat.v4.new_code_cell(""), parameters]
+    nb.cells += [*cells, nbformat.v4.new_markdown_cell("## Summary\n\nTraining ran.")]
+    return nb
+
+
+def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
+    """Writes a notebook of the tree in canonical form (badge included), as `nbcheck --fix`."""
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / relative)), "utf-8")
+    return path
+
+
+def executed_copy(source: Path, target: Path, run: dict | None = RUN) -> Path:
+    """What papermill writes: injected parameters, outputs, metadata (and the run record)."""
+    nb = nbformat.read(source, as_version=4)
+    injected = nbformat.v4.new_code_cell("# Parameters\nSTEPS = 2\n")
+    injected.metadata["tags"] = ["injected-parameters"]
+    index = next(i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", []))
+    nb.cells.insert(index + 1, injected)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "train" in cell.source:
+            cell.outputs = [
+                nbformat.v4.new_output("stream", name="stdout", text="\r1/2 loss: 0.9"),
+                nbformat.v4.new_output(
+                    "stream", name="stdout", text="\x08" * 12 + "\r2/2 loss: 0.5\n"
+                ),
+                nbformat.v4.new_output(
+                    "display_data", data={"image/png": PNG, "text/plain": "<Figure>"}
+                ),
+            ]
+    nb.metadata["papermill"] = {
+        "parameters": {"STEPS": 2},
+        "start_time": "2026-11-23T17:40:00.000000+00:00",
+        "end_time": "2026-11-23T17:41:00.000000+00:00",
+        "exception": False,
+    }
+    if run:
+        nb.metadata["tpu_curriculum"] = {"run": run}
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return target
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> l10n.Tree:
+    """Two English notebooks, de catalogs (one message translated), executed copies."""
+    train = nbformat.v4.new_code_cell("print('train')")
+    first = write(
+        tmp_path,
+        "notebooks/en/01_alpha.ipynb",
+        english(nbformat.v4.new_markdown_cell("Alpha trains a model."), train),
+    )
+    second = write(
+        tmp_path,
+        "notebooks/en/02_beta.ipynb",
+        english(nbformat.v4.new_markdown_cell("Beta places `a` on `/GPU:0`.")),
+    )
+    tree = l10n.Tree(tmp_path)
+    l10n.extract(tree, add="de")
+    path = tree.catalog("de", "01_alpha")
+    po = l10n.read_catalog(path, tree)
+    for entry in po:
+        if entry.msgid == "Alpha trains a model.":
+            entry.msgstr = "Alpha trainiert ein Modell."
+    path.write_text(l10n.serialize(po), encoding="utf-8")
+    executed_copy(first, tmp_path / "build/executed/en/01_alpha.ipynb")
+    executed_copy(second, tmp_path / "build/executed/en/02_beta.ipynb", run=None)
+    return tree
+
+
+def sources(tree: l10n.Tree) -> Path:
+    """Writes the site's sources for the tree; returns their folder."""
+    found = site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")
+    src = tree.root / "build/site-src"
+    site.write_sources(tree, found, site.site_languages(tree), src)
+    return src
+
+
+def markdown(nb: nbformat.NotebookNode) -> str:
+    return "\n".join(cell.source for cell in nb.cells if cell.cell_type == "markdown")
+
+
+def test_a_translated_page_has_the_catalogs_text_and_the_english_runs_outputs(tree):
+    src = sources(tree)
+    page = nbformat.read(src / "de/01_alpha.ipynb", as_version=4)
+    english_page = nbformat.read(src / "en/01_alpha.ipynb", as_version=4)
+    assert "Alpha trainiert ein Modell." in markdown(page)
+    assert "Alpha trains a model." not in markdown(page)
+    # Untranslated messages stay English; code and outputs are the English run's.
+    assert "## Summary\n\nTraining ran." in markdown(page)
+    code = [c for c in page.cells if c.cell_type == "code"]
+    assert code == [c for c in english_page.cells if c.cell_type == "code"]
+    outputs = next(c.outputs for c in code if c.outputs)
+    assert outputs[0].text == "2/2 loss: 0.5\n"  # the progress bar's last state, as Jupyter
+    assert outputs[1].data["image/png"] == PNG
+    assert "STEPS = 2" in "\n".join(c.source for c in code)  # papermill's parameters cell
+
+
+def test_the_badge_opens_the_pages_own_language_with_a_local_image(tree):
+    src = sources(tree)
+    for lang in ("en", "de"):
+        title = nbformat.read(src / lang / "01_alpha.ipynb", as_version=4).cells[1].source
+        badges = nbcheck.BADGE_RE.findall(title)
+        url = links.colab_url(tree.localized(lang, "01_alpha"), tree.root)
+        assert badges == [(site.BADGE_IMAGE, url)]
+        assert url.endswith(f"/notebooks/{lang}/01_alpha.ipynb")
+    assert (src / "_static/colab-badge.svg").is_file()
+    assert (src / "de/_static/colab-badge.svg").is_file()
+
+
+def test_every_page_links_the_same_notebook_in_every_other_language(tree):
+    src = sources(tree)
+    header = nbformat.read(src / "de/02_beta.ipynb", as_version=4).cells[0].source
+    assert "\n\n" not in header  # one HTML block: markdown leaves it whole
+    targets = re.findall(r'<a href="([^"]+)" hreflang="([^"]+)"', header)
+    assert targets == [("../en/02_beta.html", "en")]
+    assert '<strong lang="de">Deutsch</strong>' in header
+    assert 'href="../index.html"' in header
+    landing = (src / "index.md").read_text(encoding="utf-8")
+    assert 'href="de/01_alpha.html"' in landing and 'href="en/02_beta.html"' in landing
+    assert "en/index" in landing  # the English index in the toctree
+
+
+def test_the_header_names_the_parameters_and_the_hardware(tree):
+    src = sources(tree)
+    header = nbformat.read(src / "en/01_alpha.ipynb", as_version=4).cells[0].source
+    assert "<code>STEPS = 2</code>" in header
+    assert "2026-11-23 19:00 UTC" in header and "Linux-6.1-x86_64, 2 CPUs" in header
+    assert "accelerator: none" in header and "Python 3.11.9" in header
+    assert "tensorflow-cpu 2.21.0" in header and "keras 3.15.1" in header
+    translated = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[0].source
+    assert "notebooks/de/po/01_alpha.po" in translated and "English notebook" in translated
+
+
+def test_a_copy_executed_before_the_run_record_says_so(tree):
+    src = sources(tree)
+    header = nbformat.read(src / "en/02_beta.ipynb", as_version=4).cells[0].source
+    assert "Hardware and software: not recorded (executed 2026-11-23 17:40 UTC" in header
+    assert "<code>STEPS = 2</code>" in header
+
+
+def test_missing_executed_notebooks_are_listed_in_one_error_with_their_commands(tree):
+    (tree.root / "build/executed/en/02_beta.ipynb").unlink()
+    write(tree.root, "notebooks/en/15_gamma_pytorch.ipynb", english())
+    with pytest.raises(site.SiteError) as error:
+        site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "build/ptx")
+    message = str(error.value)
+    assert "2 cannot be used" in message
+    assert "notebooks/en/02_beta.ipynb: no executed copy" in message
+    assert "`nox -s notebooks -- notebooks/en/02_beta.ipynb`" in message
+    assert "15_gamma_pytorch.ipynb: no executed copy" in message and "nox -s pytorch_xla" in message
+
+
+def test_a_notebook_not_executed_failed_or_still_running_is_refused(tree):
+    path = tree.root / "build/executed/en/01_alpha.ipynb"
+    write(tree.root, "build/executed/en/01_alpha.ipynb", english())  # no papermill metadata
+    with pytest.raises(site.SiteError, match="is not an executed copy"):
+        site.executed_notebooks(tree, tree.root / "build/executed")
+    executed_copy(tree.root / "notebooks/en/01_alpha.ipynb", path)
+    nb = nbformat.read(path, as_version=4)
+    nb.metadata.papermill["exception"] = True
+    nbformat.write(nb, path)
+    with pytest.raises(site.SiteError, match="failed"):
+        site.executed_notebooks(tree, tree.root / "build/executed")
+    nb.metadata.papermill.update(exception=None, end_time=None)  # as papermill writes it mid-run
+    nbformat.write(nb, path)
+    with pytest.raises(site.SiteError, match="01_alpha.ipynb is being executed now"):
+        site.executed_notebooks(tree, tree.root / "build/executed")
+
+
+def test_an_executed_copy_older_than_its_notebook_gives_a_warning(tree):
+    path = tree.root / "notebooks/en/02_beta.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[3].source = "Beta places `b` on `/GPU:0`."
+    nbformat.write(nb, path)
+    found = site.executed_notebooks(tree, tree.root / "build/executed")
+    log = site.write_sources(tree, found, ["en"], tree.root / "src")
+    assert len(log) == 1 and "02_beta.ipynb (cells 3 differ)" in log[0]
+
+
+def test_each_language_is_a_sphinx_project_that_never_executes(tree):
+    src = sources(tree)
+    english_conf = (src / "conf.py").read_text(encoding="utf-8")
+    assert "nb_execution_mode = 'off'" in english_conf
+    assert "'de'" in english_conf.split("exclude_patterns")[1].split("\n")[0]
+    assert "language = 'de'" in (src / "de/conf.py").read_text(encoding="utf-8")
+    assert "path_to_docs': 'notebooks/de'" in (src / "de/conf.py").read_text(encoding="utf-8")
+    assert "language = 'zh_CN'" in site.conf_py("zh-cn", [])
+    assert "EnglishStemmer" in site.conf_py("zh-cn", [])
+    assert site.sphinx_command(src, "de")[-2:] == [str(src / "de"), str(src / ".sphinx/de/html")]
+
+
+def test_the_languages_are_english_and_those_with_catalogs(tree):
+    assert site.site_languages(tree) == ["en", "de"]
+    assert site.site_languages(tree, ["en"]) == ["en"]
+    with pytest.raises(l10n.L10nError, match="no catalogs for language 'fr'"):
+        site.site_languages(tree, ["fr"])
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("\r1/3\x08\x08\x08\r2/3\x08\x08\x08\r3/3 done\n", "3/3 done\n"),
+        ("abc\rX\n", "Xbc\n"),  # what follows a carriage return overwrites
+        ("one\r\ntwo", "one\ntwo"),
+    ],
+)
+def test_streams_show_what_jupyter_shows(text, shown):
+    assert site.terminal_text(text) == shown
+
+
+def test_the_command_line_reports_missing_notebooks_and_exits_1(tree, capsys):
+    (tree.root / "build/executed/en/01_alpha.ipynb").unlink()
+    argv = ["sources", "--root", str(tree.root), "--executed", str(tree.root / "build/executed")]
+    assert site.main(argv) == 1
+    assert "01_alpha.ipynb: no executed copy" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- the run record
+
+
+def test_the_run_record_names_machine_python_and_packages(tmp_path):
+    from tools import notebooks
+
+    (tmp_path / "vfio").mkdir()
+    (tmp_path / "vfio" / "0").touch()
+    record = notebooks.run_record({"TPU_ACCELERATOR_TYPE": "v5litepod-1"}, dev=tmp_path)
+    assert record["machine"]["accelerator"] == "TPU v5litepod-1 (1 chips)"
+    assert record["machine"]["cpus"] >= 1 and record["python"].count(".") == 2
+    assert "nbformat" not in record["packages"] and record["date"].endswith("+00:00")
+    assert notebooks.accelerator({}, dev=tmp_path / "none") == "none"
+    (tmp_path / "nvidia0").touch()
+    assert notebooks.accelerator({}, dev=tmp_path) == "TPU (1 chips)"  # the chips come first
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    (gpu / "nvidia0").touch()
+    (gpu / "nvidiactl").touch()
+    assert notebooks.accelerator({}, dev=gpu).startswith("1 NVIDIA GPU(s)")
+    assert notebooks.accelerator({"TPU_NAME": "my-tpu"}, dev=gpu) == "TPU my-tpu (remote)"
+
+
+def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path):
+    from tools import notebooks
+
+    notebook = tmp_path / "xx" / "probe.ipynb"
+    notebook.parent.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('probe')")])
+    nbformat.write(nb, notebook)
+    executed = nbformat.read(notebooks.execute(notebook, tmp_path / "out", parameters={}), 4)
+    run = executed.metadata[site.RUN_METADATA]["run"]
+    assert run["python"] and run["machine"]["platform"] and run["packages"]
+    assert executed.cells[0].outputs[0]["text"] == "probe\n"
+    line = site.run_line(executed)
+    assert run["machine"]["platform"] in line and f"Python {run['python']}" in line
