@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import nbcheck
+from tools import nbcheck, notebooks
 from tools.notebooks import ROOT, run_and_compare
 
 LANGUAGES = os.environ.get("TPUHELPERS_NOTEBOOK_LANGS", "en")
@@ -180,3 +180,30 @@ def test_no_code_cell_is_over_40_lines() -> None:
         if cell.cell_type == "code" and len(cell.source.splitlines()) > 40
     ]
     assert not long_cells, long_cells
+
+
+@pytest.mark.parametrize(
+    ("environ", "files", "gpus", "shown"),
+    [
+        ({}, [], [], "none"),
+        ({}, [], ["nvidia0", "nvidiactl"], "1 NVIDIA GPU(s)"),
+        ({}, ["/dev/vfio/0"], ["nvidia0"], "TPU (TPU VM: TPUClusterResolver(tpu='local'))"),
+        ({"TPU_NAME": "my-tpu"}, [], [], "TPU (TPU_NAME='my-tpu')"),
+        ({"COLAB_TPU_ADDR": "10.0.0.2:8470"}, [], [], "TPU (legacy Colab TPU node at grpc://10."),
+        ({"COLAB_TPU_ADDR": "not an address"}, [], [], "a TPU setting that cannot be read (COLAB"),
+    ],
+)
+def test_the_run_record_names_the_accelerator_where_tpuhelpers_looks(
+    tmp_path, environ, files, gpus, shown
+):
+    for name in gpus:
+        (tmp_path / name).touch()
+    assert notebooks.accelerator(environ, lambda: files, tmp_path).startswith(shown)
+
+
+def test_the_run_record_names_date_machine_python_packages_and_variables():
+    record = notebooks.run_record({"TF_USE_LEGACY_KERAS": "1", "HOME": "/root"})
+    assert record["environment"] == {"TF_USE_LEGACY_KERAS": "1"}
+    assert record["machine"]["cpus"] == os.cpu_count() and record["python"].count(".") == 2
+    assert "tensorflow-cpu" in record["packages"] and "nbformat" not in record["packages"]
+    assert record["date"].endswith("+00:00")

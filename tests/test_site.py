@@ -257,26 +257,6 @@ def test_the_command_line_reports_missing_notebooks_and_exits_1(tree, capsys):
 # ----------------------------------------------------------------------------- the run record
 
 
-def test_the_run_record_names_machine_python_and_packages(tmp_path):
-    from tools import notebooks
-
-    (tmp_path / "vfio").mkdir()
-    (tmp_path / "vfio" / "0").touch()
-    record = notebooks.run_record({"TPU_ACCELERATOR_TYPE": "v5litepod-1"}, dev=tmp_path)
-    assert record["machine"]["accelerator"] == "TPU v5litepod-1 (1 chips)"
-    assert record["machine"]["cpus"] >= 1 and record["python"].count(".") == 2
-    assert "nbformat" not in record["packages"] and record["date"].endswith("+00:00")
-    assert notebooks.accelerator({}, dev=tmp_path / "none") == "none"
-    (tmp_path / "nvidia0").touch()
-    assert notebooks.accelerator({}, dev=tmp_path) == "TPU (1 chips)"  # the chips come first
-    gpu = tmp_path / "gpu"
-    gpu.mkdir()
-    (gpu / "nvidia0").touch()
-    (gpu / "nvidiactl").touch()
-    assert notebooks.accelerator({}, dev=gpu).startswith("1 NVIDIA GPU(s)")
-    assert notebooks.accelerator({"TPU_NAME": "my-tpu"}, dev=gpu) == "TPU my-tpu (remote)"
-
-
 def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path):
     from tools import notebooks
 

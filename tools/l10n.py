@@ -612,13 +612,16 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
         raise tree.orphan_error(orphans)
     log = []
     for lang in selected:
+        terms, problems = glossary_terms(tree, lang)
+        log.extend(f"warning: {line}" for line in problems)
         for english in tree.english():
             path = tree.catalog(lang, english.stem)
             catalog = read_catalog(path, tree) if path.exists() else None
             if catalog is None:
                 log.append(f"warning: {tree.rel(path)} is missing (English text); run extract")
             else:
-                log.extend(f"warning: {line}" for line in catalog_problems(tree, path, catalog))
+                wrong = catalog_problems(tree, path, catalog, terms)
+                log.extend(f"warning: {line}" for line in wrong)
             text = build_notebook(tree, lang, english, catalog)
             target = tree.localized(lang, english.stem)
             if target.exists() and target.read_text(encoding="utf-8") == text:
@@ -628,21 +631,26 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
     return log or ["localized notebooks up to date"]
 
 
-def catalog_problems(tree: Tree, path: Path, catalog: polib.POFile) -> list[str]:
-    """What is wrong with one readable catalog: out of date with English, broken translations."""
+def glossary_terms(tree: Tree, lang: str) -> tuple[list[glossary.Term], list[str]]:
+    """The checked terms of a language's glossary, and what is wrong with its table (if any)."""
+    path = tree.notebooks / lang / "po" / "GLOSSARY.md"
+    try:
+        return glossary.read_terms(path, tree.rel(path)), []
+    except glossary.GlossaryError as error:
+        return [], [str(error)]
+
+
+def catalog_problems(
+    tree: Tree, path: Path, catalog: polib.POFile, terms: list[glossary.Term]
+) -> list[str]:
+    """What is wrong with one readable catalog: out of date with English, broken translations,
+    checked glossary `terms` not followed."""
     english = tree.notebooks / SOURCE / f"{path.stem}.ipynb"
     lang = path.parent.parent.name
     found = []
     fresh = update_catalog(catalog, messages(english), lang, path.stem).catalog
     if serialize(fresh) != serialize(catalog):
         found.append(_staleness(tree, path, english, catalog, fresh))
-    try:
-        terms = glossary.read_terms(
-            path.parent / "GLOSSARY.md", tree.rel(path.parent / "GLOSSARY.md")
-        )
-    except glossary.GlossaryError as error:
-        found.append(str(error))
-        terms = []
     for entry in active_entries(catalog):
         if entry.msgstr:
             where = f"{tree.rel(path)}:{entry.linenum} ({_places(entry)})"
@@ -745,6 +753,8 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
         orphans = tree.orphans(lang)
         if orphans:
             found.append(str(tree.orphan_error(orphans)))
+        terms, problems = glossary_terms(tree, lang)
+        found.extend(problems)
         for english in tree.english():
             path = tree.catalog(lang, english.stem)
             if not path.exists():
@@ -758,7 +768,7 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
             except L10nError as error:
                 found.append(str(error))
                 continue
-            found.extend(catalog_problems(tree, path, catalog))
+            found.extend(catalog_problems(tree, path, catalog, terms))
             expected = build_notebook(tree, lang, english, catalog)
             target = tree.localized(lang, english.stem)
             if not target.exists():

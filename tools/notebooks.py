@@ -24,6 +24,7 @@ import platform
 import re
 import sys
 import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -32,6 +33,7 @@ import papermill
 import yaml
 
 from tools import nbcheck
+from tpuhelpers import tpu
 
 ROOT = nbcheck.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"
@@ -47,7 +49,9 @@ PROCESS_CHOICES = ("KERAS_BACKEND",)
 
 
 # What produced an executed copy's outputs: `execute` writes `run_record()` into the copy's
-# metadata as `metadata["tpu_curriculum"]["run"]`; each page of the site shows it (tools/site.py).
+# metadata as `metadata["tpu_curriculum"]["run"]`; each page of the site shows it. tools/site.py
+# has the same name: it runs where papermill is not installed, and this module runs where the
+# site's packages are not (a test executes a notebook and reads the record through tools.site).
 RUN_METADATA = "tpu_curriculum"
 RECORDED_PACKAGES = (
     "tensorflow",
@@ -127,7 +131,7 @@ def execute(
     return output
 
 
-def run_record(environ: dict | None = None, dev: Path = Path("/dev")) -> dict:
+def run_record(environ: Mapping[str, str] | None = None) -> dict:
     """What this machine runs notebooks with: the date, the machine, Python and package versions.
 
     Cheap: it reads the environment, /dev and the installed packages' metadata, and imports no
@@ -135,7 +139,6 @@ def run_record(environ: dict | None = None, dev: Path = Path("/dev")) -> dict:
 
     Args:
         environ: The environment variables; default: this process's.
-        dev: The device folder, where TPU chips and NVIDIA GPUs appear.
 
     Returns:
         `{"date", "machine": {"platform", "cpus", "accelerator"}, "python", "packages",
@@ -151,7 +154,7 @@ def run_record(environ: dict | None = None, dev: Path = Path("/dev")) -> dict:
         "machine": {
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
-            "accelerator": accelerator(environ, dev),
+            "accelerator": accelerator(environ),
         },
         "python": platform.python_version(),
         "packages": packages,
@@ -159,30 +162,24 @@ def run_record(environ: dict | None = None, dev: Path = Path("/dev")) -> dict:
     }
 
 
-def accelerator(environ: dict, dev: Path = Path("/dev")) -> str:
-    """The accelerator visible without importing a framework: TPU chips, NVIDIA GPUs, or "none".
+def accelerator(
+    environ: Mapping[str, str],
+    tpu_files: Callable[[], list[str]] = tpu.tpu_device_files,
+    dev: Path = Path("/dev"),
+) -> str:
+    """The accelerator a run could use, found without importing a framework.
 
-    TPU chips appear as /dev/accel* (v2 to v4) or /dev/vfio/<n> (v5e and later) on a TPU VM, a
-    remote TPU by `TPU_NAME` or `COLAB_TPU_ADDR`; NVIDIA GPUs as /dev/nvidia<n>, their model in
-    /proc/driver/nvidia/gpus/*/information.
+    A TPU where `tpuhelpers` would look for one (`tpu.find_tpu`: TPU_CONFIG, COLAB_TPU_ADDR,
+    TPU_NAME, the chips' device files), else NVIDIA GPUs (`/dev/nvidia<n>`), else "none".
     """
-    chips = [*dev.glob("accel[0-9]*"), *dev.glob("vfio/[0-9]*")]
-    tpu_type = environ.get("TPU_ACCELERATOR_TYPE", "")
-    if chips or tpu_type:
-        return " ".join(["TPU", *([tpu_type] if tpu_type else [])]) + (
-            f" ({len(chips)} chips)" if chips else ""
-        )
-    if environ.get("TPU_NAME") or environ.get("COLAB_TPU_ADDR"):
-        return f"TPU {environ.get('TPU_NAME') or environ.get('COLAB_TPU_ADDR')} (remote)"
+    try:
+        target = tpu.find_tpu(platform=tpu.Platform(environ=environ, tpu_device_files=tpu_files))
+    except ValueError as error:  # a TPU setting that cannot be read
+        return f"a TPU setting that cannot be read ({error})"
+    if target:
+        return f"TPU ({target.source})"
     gpus = list(dev.glob("nvidia[0-9]*"))
-    if gpus:
-        models = []
-        for info in sorted(Path("/proc/driver/nvidia/gpus").glob("*/information")):
-            with contextlib.suppress(OSError):
-                found = re.search(r"^Model:\s*(.+)$", info.read_text(), re.MULTILINE)
-                models += [found.group(1).strip()] if found else []
-        return f"{len(gpus)} NVIDIA GPU(s)" + (f": {', '.join(models)}" if models else "")
-    return "none"
+    return f"{len(gpus)} NVIDIA GPU(s)" if gpus else "none"
 
 
 def _shown(path: Path) -> Path:

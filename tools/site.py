@@ -49,7 +49,7 @@ SITE = ROOT / "build" / "site"
 TITLE = "Train TensorFlow models on TPUs"
 # Sphinx's code of each language folder: `<html lang>`, theme labels, search word splitting.
 SPHINX_LANGUAGES = {"zh-cn": "zh_CN", "pt-br": "pt_BR", "es-419": "es_419"}
-# Where `tools.notebooks.execute` records the run (see RUN_METADATA there).
+# Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
 RUN_METADATA = "tpu_curriculum"
 BADGE_IMAGE = "/_static/colab-badge.svg"  # from the project's source folder (Sphinx rule)
 # How long one language's sphinx-build may run (it takes under a minute on 2 busy cores).
@@ -335,6 +335,11 @@ def make_page(
     return Page(lang, stem, title, nb)
 
 
+def _number(stem: str) -> int | str:
+    """A notebook's number as the tables show it ("03_keras_fit" -> 3), or ""."""
+    return int(stem[:2]) if stem[:2].isdigit() else ""
+
+
 def _table_cell(markdown: str) -> str:
     return markdown.replace("|", "\\|")
 
@@ -343,7 +348,7 @@ def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Pag
     """The index page of one language (markdown): its notebooks, their badges, the switcher."""
     name = links.LANGUAGE_NAMES.get(lang, lang)
     rows = [
-        f"| {int(p.stem[:2]) if p.stem[:2].isdigit() else ''} | "
+        f"| {_number(p.stem)} | "
         f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} |"
         for p in pages
     ]
@@ -391,8 +396,9 @@ def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]
                 f'title="{html.escape(here.title)}">read</a><br><a href="{url}">'
                 f'<img src="_static/colab-badge.svg" alt="Open In Colab"></a>'
             )
-        number = int(page.stem[:2]) if page.stem[:2].isdigit() else ""
-        rows.append(f"<tr><td>{number}</td><td>" + "</td><td>".join(cells) + "</td></tr>")
+        rows.append(
+            f"<tr><td>{_number(page.stem)}</td><td>" + "</td><td>".join(cells) + "</td></tr>"
+        )
     indexes = " · ".join(
         f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{name}</a>'
         for lang, name in zip(langs, names, strict=True)
