@@ -183,9 +183,19 @@ def pytorch_xla(session: nox.Session) -> None:
     PYTORCH_XLA_STAMP.write_text(f"{pytorch_xla_digest()}  passed: {out}\n")
 
 
+def parameters_of(stem: str, path: Path = Path("tests/notebook_parameters.yaml")) -> str:
+    """The lines of one notebook's entry in the CI parameters file (read as text: nox's own
+    environment has no YAML parser), so that only that notebook's parameters enter a digest."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    start = lines.index(f"{stem}:")
+    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith((" ", "#"))), None)
+    return "\n".join(lines[start:end])
+
+
 def pytorch_xla_digest() -> str:
-    """The digest of PYTORCH_XLA_INPUTS and of the `pytorch_xla` session's own code."""
-    return digest(PYTORCH_XLA_INPUTS, inspect.getsource(pytorch_xla))
+    """The digest of PYTORCH_XLA_INPUTS, of notebook 15's CI parameters and of the session's code."""
+    code = inspect.getsource(pytorch_xla) + parameters_of("15_pytorch_xla")
+    return digest(PYTORCH_XLA_INPUTS, code)
 
 
 @nox.session(python=False)
