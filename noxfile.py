@@ -188,12 +188,13 @@ def parameters_of(stem: str, path: Path = Path("tests/notebook_parameters.yaml")
     environment has no YAML parser), so that only that notebook's parameters enter a digest."""
     lines = path.read_text(encoding="utf-8").splitlines()
     start = lines.index(f"{stem}:")
-    end = next((i for i in range(start + 1, len(lines)) if not lines[i].startswith((" ", "#"))), None)
+    ends = [i for i in range(start + 1, len(lines)) if not lines[i].startswith((" ", "#"))]
+    end = ends[0] if ends else None
     return "\n".join(lines[start:end])
 
 
 def pytorch_xla_digest() -> str:
-    """The digest of PYTORCH_XLA_INPUTS, of notebook 15's CI parameters and of the session's code."""
+    """The digest of PYTORCH_XLA_INPUTS, notebook 15's CI parameters and the session's code."""
     code = inspect.getsource(pytorch_xla) + parameters_of("15_pytorch_xla")
     return digest(PYTORCH_XLA_INPUTS, code)
 
