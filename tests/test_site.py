@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import l10n, links, nbcheck, site
+from tools import l10n, links, nbcheck, site, site_text
 
 TITLE = """\
 # Alpha notebook
@@ -167,7 +167,43 @@ def test_the_header_names_the_parameters_and_the_hardware(tree):
     assert "accelerator: none" in header and "Python 3.11.9" in header
     assert "tensorflow-cpu 2.21.0" in header and "keras 3.15.1" in header
     translated = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[0].source
-    assert "notebooks/de/po/01_alpha.po" in translated and "English notebook" in translated
+    assert "notebooks/de/po/01_alpha.po" in translated and "englischen Notebooks" in translated
+
+
+def test_a_translated_page_and_index_speak_their_language(tree):
+    src = sources(tree)
+    header = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[0].source
+    assert "Parameter (von papermill eingefügt;" in header and "<code>STEPS = 2</code>" in header
+    assert "Ausgeführt am 2026-11-23 19:00 UTC; Hardware: Linux-6.1-x86_64, 2 CPUs" in header
+    assert "alle Notebooks, alle Sprachen</a>" in header and 'aria-label="Sprachen"' in header
+    for english_words in ("Parameters", "Run on", "hardware:", "all notebooks"):
+        assert english_words not in header
+    index = (src / "de/index.md").read_text(encoding="utf-8")
+    assert index.startswith("# TensorFlow-Modelle auf TPUs trainieren (Deutsch)")
+    assert "Alle Notebooks des Kurses auf Deutsch" in index and "| # | Notebook | Colab |" in index
+    assert "project = 'TensorFlow-Modelle auf TPUs trainieren'" in site.conf_py("de", [])
+
+
+def test_every_language_of_the_site_has_every_sentence_with_the_english_placeholders():
+    english = set(site_text.ENGLISH) - {"origin_source"}
+    assert set(site_text.TRANSLATIONS) == set(l10n.Tree(nbcheck.ROOT).languages())
+    for lang, sentences in site_text.TRANSLATIONS.items():
+        assert set(sentences) == english, f"{lang}: missing {english - set(sentences)}"
+        for key, sentence in sentences.items():
+            extra = site_text.placeholders(sentence) - site_text.placeholders(
+                site_text.ENGLISH[key]
+            )
+            assert not extra, f"{lang} {key}: placeholders English does not fill: {extra}"
+            assert sentence.strip() and sentence != site_text.ENGLISH[key] or key in SAME_WORDS
+
+
+# Sentences that may read the same as the English in some language: the separator, the full stop
+# and "notebook", which several languages keep.
+SAME_WORDS = {"separator", "end", "column_notebook", "software", "languages"}
+
+
+def test_a_language_without_sentences_is_shown_in_english():
+    assert site_text.text("xx", "run_on", date="D") == "Run on D UTC"
 
 
 def test_a_copy_executed_before_the_run_record_says_so(tree):

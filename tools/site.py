@@ -38,6 +38,7 @@ from pathlib import Path
 import nbformat
 
 from tools import l10n, links, nbcheck
+from tools.site_text import text
 
 ROOT = nbcheck.ROOT
 SOURCE = links.SOURCE_LANGUAGE
@@ -46,7 +47,7 @@ EXECUTED = ROOT / "build" / "executed"
 PYTORCH_XLA = ROOT / "build" / "pytorch_xla"
 SITE_SOURCES = ROOT / "build" / "site-src"
 SITE = ROOT / "build" / "site"
-TITLE = "Train TensorFlow models on TPUs"
+TITLE = text(SOURCE, "title")  # each language has its own: tools/site_text.py
 # Sphinx's code of each language folder: `<html lang>`, theme labels, search word splitting.
 SPHINX_LANGUAGES = {"zh-cn": "zh_CN", "pt-br": "pt_BR", "es-419": "es_419"}
 # Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
@@ -172,38 +173,48 @@ def _code(text: str) -> str:
     return f"<code>{html.escape(text)}</code>"
 
 
-def parameters_line(nb: nbformat.NotebookNode) -> str:
-    """The papermill parameters of an executed copy, as HTML."""
+def parameters_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
+    """The papermill parameters of an executed copy, as HTML, in `lang`."""
     papermill = nb.metadata.get("papermill", {})
     values = papermill.get("parameters") or {}
     if not values:
-        return "Parameters: the notebook's defaults (papermill injected none)."
+        return text(lang, "parameters_none")
     shown = ", ".join(_code(f"{name} = {value!r}") for name, value in values.items())
-    return f"Parameters (injected by papermill; the rest are the notebook's defaults): {shown}."
+    return text(lang, "parameters", values=shown)
 
 
-def run_line(nb: nbformat.NotebookNode) -> str:
-    """The date, machine and software of the run that produced an executed copy, as HTML."""
+def run_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
+    """The date, machine and software of the run that produced an executed copy, as HTML, in
+    `lang` (the values themselves, such as the platform and the package names, as recorded)."""
     run = nb.metadata.get(RUN_METADATA, {}).get("run")
     started = str(nb.metadata.get("papermill", {}).get("start_time") or "")[:16].replace("T", " ")
     if not run:
-        return (
-            f"Hardware and software: not recorded (executed {started or 'at an unknown date'} "
-            "UTC, before the runner recorded them; running the notebook again records them)."
-        )
+        when = f"{started} UTC" if started else text(lang, "unknown_date")
+        return text(lang, "not_recorded", when=when)
     machine = run.get("machine", {})
     packages = ", ".join(f"{name} {version}" for name, version in run.get("packages", {}).items())
     environment = ", ".join(f"{k}={v}" for k, v in run.get("environment", {}).items())
     parts = [
-        f"Run on {html.escape(str(run.get('date', started))[:16].replace('T', ' '))} UTC",
-        f"hardware: {html.escape(str(machine.get('platform', 'unknown platform')))}, "
-        f"{machine.get('cpus', '?')} CPUs, accelerator: "
-        f"{html.escape(str(machine.get('accelerator', 'unknown')))}",
-        f"software: Python {html.escape(str(run.get('python', '?')))}, {html.escape(packages)}",
+        text(
+            lang, "run_on", date=html.escape(str(run.get("date", started))[:16].replace("T", " "))
+        ),
+        text(
+            lang,
+            "hardware",
+            platform=html.escape(str(machine.get("platform", "?"))),
+            cpus=machine.get("cpus", "?"),
+            accelerator=html.escape(str(machine.get("accelerator", "?"))),
+        ),
+        text(
+            lang,
+            "software",
+            python=html.escape(str(run.get("python", "?"))),
+            packages=html.escape(packages),
+        ),
     ]
     if environment:
-        parts.append(f"environment: {_code(environment)}")
-    return "; ".join(parts) + "."
+        parts.append(text(lang, "environment", environment=_code(environment)))
+    return text(lang, "separator").join(parts) + text(lang, "end")
 
 
 def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
@@ -224,9 +235,9 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
             href = f"../{other}/{target}"
             items.append(f'<a href="{href}" hreflang="{other}" lang="{other}">{name}</a>')
     return (
-        '<nav class="tpu-languages" aria-label="Languages">'
+        f'<nav class="tpu-languages" aria-label="{text(lang, "languages")}">'
         + " · ".join(items)
-        + f' · <a class="tpu-all" href="{landing}">all notebooks, all languages</a></nav>'
+        + f' · <a class="tpu-all" href="{landing}">{text(lang, "all_languages")}</a></nav>'
     )
 
 
@@ -236,20 +247,15 @@ def page_header(nb: nbformat.NotebookNode, lang: str, langs: list[str], stem: st
     One HTML block without blank lines (so markdown leaves it as it is).
     """
     if lang == SOURCE:
-        origin = f"These are the outputs of one headless run of {_code(f'{stem}.ipynb')}."
+        origin = text(lang, "origin_source", notebook=_code(f"{stem}.ipynb"))
     else:
-        origin = (
-            "The code cells are the English notebook's, so these are the outputs of its "
-            "headless run; the text is translated from "
-            f"{_code(f'notebooks/{lang}/po/{stem}.po')} (paragraphs not yet translated are "
-            "shown in English)."
-        )
+        origin = text(lang, "origin_translated", catalog=_code(f"notebooks/{lang}/po/{stem}.po"))
     lines = [
         '<div class="tpu-run admonition note">',
         switcher(lang, langs, f"{stem}.html", "../index.html"),
         f"<p>{origin}</p>",
-        f"<p>{parameters_line(nb)}</p>",
-        f"<p>{run_line(nb)}</p>",
+        f"<p>{parameters_line(nb, lang)}</p>",
+        f"<p>{run_line(nb, lang)}</p>",
         "</div>",
     ]
     return "\n".join(lines)
@@ -353,14 +359,13 @@ def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Pag
         for p in pages
     ]
     toctree = "\n".join(p.stem for p in pages)
-    return f"""# {TITLE} ({name})
+    return f"""# {text(lang, "title")} ({name})
 
 {switcher(lang, langs, "index.html", "../index.html")}
 
-Every notebook of the curriculum in {name}, with the outputs of its last headless run: each page
-says which parameters, machine and software produced them. The badges open the notebook in Colab.
+{text(lang, "index_intro", language=name)}
 
-| # | notebook | Colab |
+| # | {text(lang, "column_notebook")} | Colab |
 | --- | --- | --- |
 {chr(10).join(rows)}
 
@@ -443,14 +448,14 @@ def conf_py(lang: str, others: list[str]) -> str:
     settings = nbcheck.project_settings()
     english = lang == SOURCE
     values = {
-        "project": TITLE,
+        "project": text(lang, "title"),
         "language": SPHINX_LANGUAGES.get(lang, lang),
         "extensions": ["myst_nb"],
         "nb_execution_mode": "off",
         "nb_merge_streams": False,  # merge_streams() did it, keeping the order of the outputs
         "exclude_patterns": [SPHINX_WORK, "**.ipynb_checkpoints", *others],
         "html_theme": "sphinx_book_theme",
-        "html_title": f"{TITLE} ({links.LANGUAGE_NAMES.get(lang, lang)})",
+        "html_title": f"{text(lang, 'title')} ({links.LANGUAGE_NAMES.get(lang, lang)})",
         "html_static_path": ["_static"],
         "html_css_files": ["site.css"],
         "html_theme_options": {
