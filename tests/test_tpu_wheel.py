@@ -73,7 +73,8 @@ def test_the_tpu_system_device_is_not_taken_for_a_tpu():
         strategy = hardware.get_strategy(cpu_replicas=2)
         print([d.device_type for d in tf.config.list_logical_devices()])
         print(hardware.describe(strategy))
-        print(hardware.accelerator_device())
+        from tools import bench
+        print(bench.accelerator_device())
         """,
         TPU_SKIP_MDS_QUERY="1",
     )

@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from tools import bench
 from tpuhelpers import training
 
 # A small model on random data: what matters is the distributed machinery, not accuracy.
@@ -172,23 +173,23 @@ class FakeStrategy:
 
 
 def test_per_replica_batch_splits_the_global_batch():
-    assert training.per_replica_batch_size(200, FakeStrategy(8)) == 25
+    assert bench.per_replica_batch_size(200, FakeStrategy(8)) == 25
 
 
 def test_a_global_batch_that_does_not_split_evenly_is_refused_with_a_suggestion():
     with pytest.raises(ValueError) as caught:
-        training.per_replica_batch_size(201, FakeStrategy(2))
+        bench.per_replica_batch_size(201, FakeStrategy(2))
     message = str(caught.value)
     assert "201 does not divide evenly among 2 replicas" in message
     assert "e.g. 200 or 202" in message
     with pytest.raises(ValueError, match="e.g. 8 or 16"):
-        training.per_replica_batch_size(12, FakeStrategy(8))
+        bench.per_replica_batch_size(12, FakeStrategy(8))
 
 
 @pytest.mark.parametrize("value", [0, -200, 1.5, "200", True])
 def test_batch_sizes_must_be_positive_integers(value):
     with pytest.raises(ValueError, match="must be a positive integer"):
-        training.per_replica_batch_size(value, FakeStrategy(2))
+        bench.per_replica_batch_size(value, FakeStrategy(2))
 
 
 def test_examples_per_second_leaves_the_first_execution_out():

@@ -71,11 +71,34 @@ def training_flops_per_example(model: Any) -> float:
     return 3.0 * forward
 
 
+def accelerator_device() -> str:
+    """Returns the first accelerator's device name: `/TPU:0`, else `/GPU:0`, else `/CPU:0`."""
+    import tensorflow as tf
+
+    kinds = [k for k in ("TPU", "GPU") if tf.config.list_logical_devices(k)]
+    return f"/{(kinds or ['CPU'])[0]}:0"
+
+
+def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
+    """Returns the per-replica batch of a global batch; a ValueError if it does not split."""
+    global_batch = checks.positive_int(global_batch, "global batch size")
+    replicas = strategy.num_replicas_in_sync
+    if global_batch % replicas:
+        lower = global_batch - global_batch % replicas
+        raise ValueError(
+            f"The global batch size {global_batch} does not divide evenly among {replicas} "
+            f"replicas. Use a multiple of {replicas}, e.g. {lower or replicas} or "
+            f"{lower + replicas}, or set the per-replica batch and multiply it by "
+            "strategy.num_replicas_in_sync."
+        )
+    return global_batch // replicas
+
+
 def matmul_flops_per_second(size: int = 2048, repeats: int = 10) -> float:
     """Dense fp32 matmul throughput on the first accelerator (or the CPU), warm-up excluded."""
     import tensorflow as tf
 
-    with tf.device(hardware.accelerator_device()):
+    with tf.device(accelerator_device()):
         a = tf.random.stateless_normal((size, size), seed=(1, 2))
         b = tf.random.stateless_normal((size, size), seed=(3, 4))
 
@@ -148,7 +171,7 @@ def bench_custom(
         model = create_model(filters)
         optimizer = tf.keras.optimizers.Adam()
         optimizer.build(model.trainable_variables)  # Keras 3: slot variables in the scope
-    per_replica = training.per_replica_batch_size(batch, strategy)
+    per_replica = per_replica_batch_size(batch, strategy)
     dataset = strategy.distribute_datasets_from_function(
         lambda _: _synthetic_dataset(per_replica, seed)
     )
@@ -206,7 +229,7 @@ def run(
     if steps % spe:
         raise ValueError(f"steps ({steps}) must be a multiple of steps_per_execution ({spe})")
     strategy = hardware.get_strategy(cpu_replicas=replicas)
-    training.per_replica_batch_size(batch, strategy)
+    per_replica_batch_size(batch, strategy)
     import tensorflow as tf
 
     all_styles = {

@@ -32,16 +32,17 @@ BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
 
 INSTALL_CELL = """\
 # Where this curriculum's packages are missing (Colab, Kaggle, a new TPU VM), install the stack
-# pinned for this hardware: README, "Supported stacks". Elsewhere this cell does nothing.
+# pinned for this hardware: README, "Where readers run the notebooks". Elsewhere it does nothing.
 import importlib.util
+import os
 import urllib.request
 
 if importlib.util.find_spec("tpuhelpers") is None:
-    RELEASE = "{release}"  # the curriculum release whose pins and helper package to install
-    urllib.request.urlretrieve(
-        f"https://raw.githubusercontent.com/{repository}/{{RELEASE}}/stacks/install.py",
-        "install_stack.py",
-    )
+    RELEASE = "{release}"  # the commit of the curriculum whose pins and helper to install
+    url = f"https://raw.githubusercontent.com/{repository}/{{RELEASE}}/stacks/install.py"
+    if os.environ.get("TPU_CURRICULUM_SOURCE"):  # a local checkout instead (CI's runtime tests)
+        url = f"file://{{os.environ['TPU_CURRICULUM_SOURCE']}}/stacks/install.py"
+    urllib.request.urlretrieve(url, "install_stack.py")
     import install_stack
 
     install_stack.install(release=RELEASE, stack="{stack}")\
@@ -55,9 +56,8 @@ def project_settings() -> dict:
 
 
 def release() -> str:
-    """Returns the release tag the install cells install from: `v` + the project's version."""
-    with open(ROOT / "pyproject.toml", "rb") as file:
-        return "v" + tomllib.load(file)["project"]["version"]
+    """Returns the commit the install cells install from: `[tool.tpuhelpers] release`."""
+    return project_settings()["release"]
 
 
 # Notebooks whose file name contains the key run on that stack (stacks/install.py), the others on

@@ -39,7 +39,6 @@ def estimate_cost(
     """Prices `hours` billed per started second, plus a host VM if named; ValueError if no price."""
     seconds = math.ceil(round(finite_number(hours, "hours") * 3600, 6))
     tpu = hourly_price("tpu", tpu_type, region, preemptible) * seconds / 3600
-    host = 0.0
-    if host_machine_type:
-        host = hourly_price("host_vm", host_machine_type, region, preemptible) * seconds / 3600
+    vm = host_machine_type
+    host = hourly_price("host_vm", vm, region, preemptible) * seconds / 3600 if vm else 0.0
     return Cost(seconds, tpu, host, tpu + host)

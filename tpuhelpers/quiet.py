@@ -24,7 +24,6 @@ def quiet_tensorflow() -> None:
     from absl import logging as absl_logging  # installed with TensorFlow
 
     absl_logging.set_verbosity(absl_logging.ERROR)
-    import tensorflow as tf
-
+    tf = tpu.import_tensorflow()
     tf.get_logger().setLevel(logging.ERROR)
     tf.autograph.set_verbosity(0)

@@ -10,7 +10,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tpuhelpers import checks, training
+from tpuhelpers import checks, tpu, training
 
 REFERENCE = Path(__file__).with_name("support_table.json")
 WHEELS = ("tensorflow-tpu", "tensorflow-cpu", "tensorflow")  # provide `tensorflow`, in lookup order
@@ -52,8 +52,7 @@ class Stack:
 
 def current_stack() -> Stack:
     """The stack of this process (imports TensorFlow)."""
-    import tensorflow as tf
-
+    tf = tpu.import_tensorflow()
     wheel = next((w for w in WHEELS if any(metadata.distributions(name=w))), "tensorflow")
     keras = training.keras_version().split()[-1]  # tf-keras' tf.keras has no __version__
     return Stack(training.keras_flavor(), tf.__version__, wheel, keras)

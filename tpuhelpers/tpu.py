@@ -41,9 +41,17 @@ class TpuTarget:
     wait: bool = False
 
 
+def import_tensorflow() -> Any:
+    """Imports TensorFlow after making the TPU wheel's import bounded (no metadata wait)."""
+    skip_tpu_metadata_query()
+    import tensorflow as tf
+
+    return tf
+
+
 def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
     """TensorFlow's errors for a TPU that is missing, unreachable or still provisioning."""
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     e = tf.errors  # InternalError: tensorflow-tpu on a machine without TPU chips (a RET_CHECK)
     return (ValueError, ConnectionError, e.NotFoundError, e.InvalidArgumentError) + (
@@ -91,7 +99,7 @@ def grpc_address(value: str, where: str) -> str:
 
 def _default_connect(target: TpuTarget) -> Any:
     """Connects to `target` and initializes its TPU system; returns the resolver."""
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     if target.tpu.startswith("grpc://"):  # fail in seconds where nothing listens
         host, port = target.tpu.removeprefix("grpc://").rsplit(":", 1)
@@ -108,7 +116,7 @@ def _default_connect(target: TpuTarget) -> Any:
 
 
 def _count_gpus() -> int:
-    import tensorflow as tf
+    tf = import_tensorflow()
 
     return len(tf.config.list_physical_devices("GPU"))
 

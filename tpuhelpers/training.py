@@ -5,13 +5,12 @@ from __future__ import annotations
 from importlib.metadata import version
 from typing import Any
 
-from tpuhelpers import checks
+from tpuhelpers import checks, tpu
 
 
 def keras_flavor() -> str:
     """Returns `"keras3"` for Keras 3 (the default `tf.keras`), `"tf-keras"` for legacy Keras 2."""
-    import tensorflow as tf
-
+    tf = tpu.import_tensorflow()
     return "tf-keras" if tf.keras.__name__.startswith("tf_keras") else "keras3"
 
 
@@ -51,8 +50,7 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     (keras-team/keras#19246). Call it after `model.compile`; feed a repeated dataset and a
     `steps_per_epoch` that is a multiple of `steps_per_execution`. Unless `always`, it acts only
     on Keras 3 with several replicas and steps. Returns the model; ValueError if not compiled."""
-    import tensorflow as tf
-
+    tf = tpu.import_tensorflow()
     if not (getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)):
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
@@ -76,21 +74,6 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     model.train_function = None
     model.make_train_function = make_train_function
     return model
-
-
-def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
-    """Returns the per-replica batch of a global batch; a ValueError if it does not split."""
-    global_batch = checks.positive_int(global_batch, "global batch size")
-    replicas = strategy.num_replicas_in_sync
-    if global_batch % replicas:
-        lower = global_batch - global_batch % replicas
-        raise ValueError(
-            f"The global batch size {global_batch} does not divide evenly among {replicas} "
-            f"replicas. Use a multiple of {replicas}, e.g. {lower or replicas} or "
-            f"{lower + replicas}, or set the per-replica batch and multiply it by "
-            "strategy.num_replicas_in_sync."
-        )
-    return global_batch // replicas
 
 
 def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:

@@ -1,0 +1,92 @@
+"""Stamps cover what their sessions run or read: in a clone, editing each kind of input makes
+exactly the sessions that read it stale (tools/stamps.py)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tools import stamps
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNTIME = "runtime-colab-cpu"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """A clone of this repository's HEAD, with the working tree's stamp inputs copied over it."""
+    path = tmp_path_factory.mktemp("clone") / "repo"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(path)], check=True)
+    return path
+
+
+def stamp_all(root: Path) -> None:
+    for name in stamps.sessions(root):
+        stamps.write(name, "test", root)
+        assert stamps.is_fresh(name, root)
+
+
+def stale_after(root: Path, relative: str, change=lambda text: text + "\n# edited\n") -> set[str]:
+    """Stamps every session, edits one file, returns the sessions that became stale; restores."""
+    stamp_all(root)
+    path = root / relative
+    before = path.read_bytes()
+    path.write_text(change(before.decode("utf-8")), encoding="utf-8")
+    try:
+        return {name for name in stamps.sessions(root) if not stamps.is_fresh(name, root)}
+    finally:
+        path.write_bytes(before)
+
+
+def test_every_stamped_session_is_known(clone):
+    names = set(stamps.sessions(clone))
+    assert {"tpu_stack", "pytorch_xla", RUNTIME, "runtime-kaggle-tpu"} <= names
+    assert "runtime-colab-gpu" not in names  # no session: it says why in runtimes.toml
+
+
+@pytest.mark.parametrize(
+    ("relative", "stale", "fresh"),
+    [
+        # Inputs of every session: the helper, the pins, the install script, the session code,
+        # the CI parameters, the runner.
+        ("tpuhelpers/training.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        ("stacks/tpu.txt", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        ("stacks/install.py", {"tpu_stack", RUNTIME}, set()),
+        ("noxfile.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        ("tests/notebook_parameters.yaml", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        ("tools/notebooks.py", {"tpu_stack", RUNTIME}, set()),
+        # A TensorFlow notebook: the runtimes run it, PyTorch/XLA does not.
+        ("notebooks/en/03_keras_fit.ipynb", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
+        ("notebooks/en/15_pytorch_xla.ipynb", {"pytorch_xla", RUNTIME}, set()),
+        # One runtime's list: that runtime only.
+        ("stacks/runtimes/colab-cpu.txt", {RUNTIME}, {"tpu_stack", "runtime-kaggle-tpu"}),
+        ("tools/runtimes.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
+        # The tests: the unit-test session.
+        ("tests/test_checks.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
+    ],
+)
+def test_editing_an_input_makes_its_sessions_stale(clone, relative, stale, fresh):
+    became = stale_after(clone, relative)
+    assert stale <= became, f"{relative}: {sorted(stale - became)} stayed fresh"
+    assert not fresh & became, f"{relative}: {sorted(fresh & became)} became stale"
+
+
+def test_what_no_session_reads_leaves_every_stamp_fresh(clone):
+    for relative in ("README.md", "stacks/site.txt", "notebooks/de/po/03_keras_fit.po"):
+        if (clone / relative).exists():
+            assert stale_after(clone, relative) - {"tpu_stack"} == set(), relative
+
+
+def test_a_stamp_and_a_cache_are_not_inputs(clone):
+    stamp_all(clone)
+    (clone / "tpuhelpers" / "__pycache__").mkdir(exist_ok=True)
+    (clone / "tpuhelpers" / "__pycache__" / "x.pyc").write_bytes(b"cache")
+    stamps.write("tpu_stack", "again", clone)
+    assert all(stamps.is_fresh(name, clone) for name in stamps.sessions(clone))
+
+
+def test_an_unknown_session_is_named():
+    with pytest.raises(SystemExit, match="No stamped session 'nope'"):
+        stamps.current("nope")

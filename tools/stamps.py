@@ -1,0 +1,123 @@
+"""Stamps of the slow sessions: each records the digest of every file the session runs or reads.
+
+    python -m tools.stamps status          # each stamped session: fresh or stale
+    python -m tools.stamps digest NAME     # the digest a session would record now
+
+A slow session (`tpu_stack`, `pytorch_xla`, `runtime-<name>`) writes `<digest>  passed: ...`
+into its stamp file when it passes; `.ci/run` runs it again (`nox -s stamped_if_changed`)
+whenever the digest of its inputs no longer matches. The inputs are whole folders where a
+session reads from many files (the helper package, the tools, the tests), so any change there
+makes it stale: run the session and commit its stamp (CONTRIBUTING, "Stacks and releases").
+Stamps themselves (`*.passed`) and caches are never part of a digest. Standard library only:
+nox's own environment imports this module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# What every stamped session runs or reads: the session code, the install cell's script and
+# the pins, the helper package, the CI parameters and the notebook runner.
+COMMON = (
+    "noxfile.py",
+    "pyproject.toml",
+    "requirements.txt",
+    "stacks/install.py",
+    "stacks/cpu.txt",
+    "stacks/gpu.txt",
+    "stacks/jax.txt",
+    "stacks/pytorch_xla.txt",
+    "stacks/tpu.txt",
+    "tpuhelpers",
+    "tests/notebook_parameters.yaml",
+    "tools/__init__.py",
+    "tools/nbcheck.py",
+    "tools/notebooks.py",
+    "tools/stamps.py",
+)
+RUNTIMES = ROOT / "stacks" / "runtimes"
+
+
+def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
+    """{session: (its inputs, relative to `root`; its stamp file)} for every stamped session."""
+    found = {
+        # The unit tests on the real TPU wheel; its notebooks run in the TPU runtime sessions.
+        "tpu_stack": (COMMON + ("tests", "tools"), root / "stacks/tpu_stack.passed"),
+        "pytorch_xla": (
+            COMMON + ("notebooks/en/15_pytorch_xla.ipynb", "tests/references/15_pytorch_xla.json"),
+            root / "stacks/pytorch_xla.passed",
+        ),
+    }
+    config = tomllib.loads((root / "stacks/runtimes/runtimes.toml").read_text(encoding="utf-8"))
+    for entry in config["runtime"]:
+        if entry.get("session", True):
+            name = entry["name"]
+            own = ("notebooks/en", "stacks/runtimes/runtimes.toml", f"stacks/runtimes/{name}.txt")
+            inputs = COMMON + own + ("tools/runtimes.py",)
+            found[f"runtime-{name}"] = (inputs, root / f"stacks/runtimes/{name}.passed")
+    return found
+
+
+def digest(inputs: tuple[str, ...], root: Path = ROOT) -> str:
+    """sha256 over the files (paths and contents) under `inputs`; stamps and caches excluded."""
+    sha = hashlib.sha256()
+    for name in inputs:
+        top = root / name
+        paths = sorted(top.rglob("*")) if top.is_dir() else [top]
+        for path in paths:
+            skip = path.suffix in (".passed", ".pyc") or "__pycache__" in path.parts
+            if path.is_file() and not skip:
+                relative = path.relative_to(root).as_posix()
+                sha.update(relative.encode() + b"\0" + path.read_bytes())
+    return sha.hexdigest()
+
+
+def current(name: str, root: Path = ROOT) -> str:
+    """The digest session `name` would record now."""
+    table = sessions(root)
+    if name not in table:
+        raise SystemExit(f"No stamped session {name!r}: they are {', '.join(table)}.")
+    return digest(table[name][0], root)
+
+
+def recorded(name: str, root: Path = ROOT) -> str:
+    """The digest in session `name`'s stamp file ("" if it never passed)."""
+    stamp = sessions(root)[name][1]
+    return stamp.read_text(encoding="utf-8").split()[0] if stamp.is_file() else ""
+
+
+def is_fresh(name: str, root: Path = ROOT) -> bool:
+    """True if session `name` passed with exactly the inputs it has now."""
+    return recorded(name, root) == current(name, root)
+
+
+def write(name: str, summary: str, root: Path = ROOT) -> Path:
+    """Records that session `name` passed with its current inputs."""
+    stamp = sessions(root)[name][1]
+    stamp.write_text(f"{current(name, root)}  passed: {summary}\n", encoding="utf-8")
+    return stamp
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["status", "digest"])
+    parser.add_argument("name", nargs="?", help="digest: a stamped session")
+    args = parser.parse_args(argv)
+    if args.command == "digest":
+        if not args.name:
+            parser.error("digest needs a session name: see `python -m tools.stamps status`")
+        print(current(args.name))
+        return 0
+    for name in sessions():
+        print(f"{'fresh' if is_fresh(name) else 'stale':6} {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
