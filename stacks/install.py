@@ -77,9 +77,10 @@ PYTHONS = {("tensorflow", "tpu"): ((3, 11), (3, 12))}
 NO_TPU_WHEEL = (
     "TensorFlow cannot use this TPU on Python {python}: the curriculum's TPU stack, "
     "tensorflow-tpu 2.19.1 (the last TensorFlow release that Keras tests on TPUs), has wheels "
-    "for Python 3.11 and 3.12 only. In Colab, choose Runtime > Change runtime type > Runtime "
-    "version > 2026.07 (Python 3.12) and run this notebook again; or open notebook 10 (Keras on "
-    "JAX), which runs on this runtime's TPU."
+    "for Python 3.11 and 3.12 only, and tensorflow-tpu 2.20.0, the one wheel for Python 3.13, "
+    "aborts at `import tensorflow` with the libtpu that pip picks for it. In Colab, choose "
+    "Runtime > Change runtime type > Runtime version > 2026.07 (Python 3.12) and run this "
+    "notebook again; or open notebook 10 (Keras on JAX), which runs on this runtime's TPU."
 )
 # tensorflow-metadata 1.18 and later are generated with protobuf 6: with protobuf 5 (TensorFlow
 # 2.19 and 2.20 runtimes), `import tensorflow_datasets` then fails (a protobuf VersionError).

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -506,3 +507,32 @@ def test_a_colab_tpu_address_where_nothing_listens_falls_back_in_seconds():
     assert time.monotonic() - start < 120
     assert "Hardware:  CPU" in out and "TPU not usable, fell back" in out
     assert "127.0.0.1:1" in out
+
+
+def test_the_helper_bounds_the_tpu_wheels_import_before_importing_tensorflow(tmp_path):
+    # The TPU wheel's metadata alone (a .dist-info on the path): where it is installed and no
+    # TPU is in sight, every import of TensorFlow by the helper sets TPU_SKIP_MDS_QUERY first.
+    info = tmp_path / "tensorflow_tpu-2.19.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tensorflow-tpu\nVersion: 2.19.1\n")
+    out = run_python(
+        """
+        import os, sys
+        from tpuhelpers import tpu
+        assert "tensorflow" not in sys.modules
+        tpu.import_tensorflow()
+        print(os.environ.get("TPU_SKIP_MDS_QUERY"))
+        """,
+        env=clean_env(TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(tmp_path)),
+    )
+    assert out.strip() == "1"
+
+
+def test_no_module_of_the_helper_imports_tensorflow_directly():
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted((Path(hardware.__file__).parent).glob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if line.strip() == "import tensorflow as tf" and path.name != "tpu.py"
+    ]
+    assert not found, f"import TensorFlow through tpu.import_tensorflow(): {found}"

@@ -5,8 +5,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import os
 import pickle
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -14,6 +17,8 @@ import numpy as np
 import pytest
 
 from tpuhelpers import mnist
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Measured values (shared/REFERENCE.md, "Real MNIST without internet").
 EXPECTED_SHA256 = dict(
@@ -225,3 +230,47 @@ def test_a_truncated_prepared_record_file_is_reported_not_trusted(
     message = str(error.value)
     assert str(record) in message and "expected 19832042" in message
     assert "Delete that folder" in message
+
+
+# A tensorflow-datasets whose import broke inside (a protobuf mismatch), as on Colab's CPU
+# runtime before its install cell ran: stand-ins for the two packages, on the path first.
+BROKEN_TFDS = {
+    "tensorflow_datasets/__init__.py": (
+        "try:\n"
+        "    from tensorflow_metadata.proto.v0 import schema_pb2\n"
+        "except Exception:\n"
+        "    pass  # tensorflow-datasets goes on without its API, as the real one does\n"
+        "else:\n"
+        "    def builder(name, **kwargs): return name\n"
+    ),
+    "tensorflow_metadata/__init__.py": "",
+    "tensorflow_metadata/proto/__init__.py": "",
+    "tensorflow_metadata/proto/v0/__init__.py": "",
+    "tensorflow_metadata/proto/v0/schema_pb2.py": (
+        "raise ImportError('Detected mismatched Protobuf Gencode/Runtime major versions when "
+        "loading schema.proto: gencode 6.31.1 runtime 5.29.6.')\n"
+    ),
+}
+
+
+def test_a_broken_tensorflow_datasets_is_named_with_the_cause_and_the_fix(tmp_path: Path) -> None:
+    for name, text in BROKEN_TFDS.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    code = (
+        "from tpuhelpers import mnist\n"
+        "try:\n"
+        f"    mnist.ensure_mnist({str(tmp_path / 'data')!r}, online=False)\n"
+        "except mnist.MnistUnavailableError as error:\n"
+        "    print(error)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    message = result.stdout
+    assert "tensorflow_datasets imported without its API (ImportError: Detected" in message
+    assert "gencode 6.31.1 runtime 5.29.6" in message
+    assert "%pip install 'tensorflow-metadata<1.18'" in message
+    assert "restart the runtime" in message
+    assert not (tmp_path / "data").exists()  # nothing was written

@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,8 +25,8 @@ spec = importlib.util.spec_from_file_location("install_stack", STACKS_DIR / "ins
 install_stack = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(install_stack)
 
-# Colab runs Python 3.12, CI 3.11 (Keras 3.15 needs 3.11 or later).
-PYTHONS = ("3.11", "3.12")
+# CI runs 3.11, Colab 3.13 (and 3.12 in its runtime version 2026.07), Kaggle 3.12.
+PYTHONS = ("3.11", "3.12", "3.13")
 LINUX = ["manylinux2014_x86_64"] + [f"manylinux_2_{n}_x86_64" for n in (17, 27, 28, 31, 34, 35)]
 
 
@@ -64,7 +68,19 @@ def test_detect_hardware(files, expected):
     ("stack", "hardware", "installed", "expected"),
     [
         ("tensorflow", "tpu", {}, (["tensorflow-tpu"], "tpu.txt")),
-        ("tensorflow", "tpu", {"tensorflow-tpu": "2.18.0"}, ([], "tpu.txt")),  # a TPU VM image
+        ("tensorflow", "tpu", {"tensorflow-tpu": "2.19.1"}, ([], "tpu.txt")),  # a TPU VM image
+        # Older than the oldest TensorFlow the notebooks run on, or no TPU support: replaced.
+        ("tensorflow", "tpu", {"tensorflow-tpu": "2.18.0"}, (["tensorflow-tpu"], "tpu.txt")),
+        ("tensorflow", "tpu", {"tensorflow-cpu": "2.20.0"}, (["tensorflow-tpu"], "tpu.txt")),
+        ("tensorflow", "gpu", {"tensorflow-cpu": "2.21.0"}, (["tensorflow[and-cuda]"], "gpu.txt")),
+        # Colab's CPU runtime: TensorFlow 2.20 with protobuf 5 and tensorflow-metadata 1.21.
+        (
+            "tensorflow",
+            "cpu",
+            {"tensorflow": "2.20.0", "protobuf": "5.29.6", "tensorflow-metadata": "1.21.0"},
+            (["tensorflow-metadata<1.18"], "cpu.txt"),
+        ),
+        ("tensorflow", "cpu", {"tensorflow": "2.20.0", "protobuf": "6.31.1"}, ([], "cpu.txt")),
         ("tensorflow", "gpu", {}, (["tensorflow[and-cuda]"], "gpu.txt")),
         ("tensorflow", "gpu", {"tensorflow": "2.19.0"}, ([], "gpu.txt")),  # Colab's own
         ("tensorflow", "cpu", {}, (["tensorflow-cpu"], "cpu.txt")),
@@ -82,13 +98,173 @@ def test_plan(stack, hardware, installed, expected):
 
 
 @pytest.mark.parametrize("name", ["tensorflow", "tensorflow-cpu"])
-def test_a_tensorflow_without_tpu_support_on_a_tpu_is_refused_with_the_fix(name):
+def test_an_imported_tensorflow_without_tpu_support_is_refused_with_the_fix(name, monkeypatch):
+    reason = install_stack.unusable_tensorflow("tensorflow", "tpu", {name: "2.21.0"})
+    assert reason == f"{name} 2.21.0 is a TensorFlow build that cannot use the TPU"
+    monkeypatch.setitem(sys.modules, "tensorflow", object())
     with pytest.raises(install_stack.StackError) as error:
-        install_stack.plan("tensorflow", "tpu", {name: "2.21.0"})
+        install_stack.replace_tensorflow(reason, {name: "2.21.0"}, dry_run=True)
     message = str(error.value)
-    assert f"has {name} 2.21.0" in message
+    assert "this kernel has imported it" in message
     assert f"%pip uninstall -y {name}" in message
     assert "Restart session" in message
+
+
+def test_a_tensorflow_not_imported_yet_is_replaced(monkeypatch, capsys):
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    reason = install_stack.unusable_tensorflow("tensorflow", "tpu", {"tensorflow-cpu": "2.20.0"})
+    install_stack.replace_tensorflow(reason, {"tensorflow-cpu": "2.20.0"}, dry_run=True)
+    assert (
+        "Replacing tensorflow-cpu: tensorflow-cpu 2.20.0 is a TensorFlow build"
+        in capsys.readouterr().out
+    )
+
+
+@pytest.mark.parametrize(
+    ("stack", "hardware", "installed", "expected"),
+    [
+        ("tensorflow", "tpu", {"tensorflow-tpu": "2.19.1"}, None),
+        ("tensorflow", "cpu", {"tensorflow": "2.18.1"}, "older than 2.19"),
+        ("jax", "tpu", {"tensorflow-cpu": "2.21.0"}, None),  # the JAX stack reads data only
+        ("pytorch", "tpu", {"tensorflow-cpu": "2.10.0"}, None),  # PyTorch needs no TensorFlow
+        ("tensorflow", "gpu", {"tensorflow": "2.20.0"}, None),
+    ],
+)
+def test_which_tensorflow_cannot_serve(stack, hardware, installed, expected):
+    reason = install_stack.unusable_tensorflow(stack, hardware, installed)
+    assert reason == expected if expected is None else expected in reason
+
+
+@pytest.mark.parametrize(
+    ("python", "refused"), [((3, 11), False), ((3, 12), False), ((3, 13), True)]
+)
+def test_the_tpu_stack_exists_for_python_311_and_312_only(python, refused):
+    if refused:
+        with pytest.raises(install_stack.StackError) as error:
+            install_stack.check_python("tensorflow", "tpu", python)
+        message = str(error.value)
+        assert message.startswith("TensorFlow cannot use this TPU on Python 3.13")
+        assert "Runtime version > 2026.07 (Python 3.12)" in message
+        assert "notebook 10 (Keras on JAX)" in message
+    else:
+        install_stack.check_python("tensorflow", "tpu", python)
+    install_stack.check_python("jax", "tpu", python)  # JAX's TPU stack exists for each
+    install_stack.check_python("tensorflow", "cpu", python)
+
+
+def find_python(version: str) -> str | None:
+    """An interpreter of `version` that runs (pyenv's shims answer only for active versions)."""
+    for candidate in sorted(Path("/root/.pyenv/versions").glob(f"{version}*/bin/python{version}")):
+        return str(candidate)
+    return shutil.which(f"python{version}")
+
+
+def test_python_313_on_a_tpu_exits_2_with_the_one_clear_message():
+    python = find_python("3.13")
+    if python is None:
+        pytest.skip("no Python 3.13 here")
+    result = subprocess.run(
+        [
+            python,
+            str(STACKS_DIR / "install.py"),
+            "--source",
+            str(ROOT),
+            "--hardware",
+            "tpu",
+            "--dry-run",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("StackError: TensorFlow cannot use this TPU on Python 3.13")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("environ", "files", "expected"),
+    [
+        ({"TPU_CURRICULUM_HARDWARE": "tpu"}, {}, "tpu"),
+        ({"TPU_CURRICULUM_HARDWARE": "cpu"}, {"/dev/accel*": ["/dev/accel0"]}, "cpu"),
+        ({}, {"/dev/accel*": ["/dev/accel0"]}, "tpu"),
+    ],
+)
+def test_the_hardware_can_be_forced_for_a_runtime_without_it(environ, files, expected):
+    found = install_stack.detect_hardware(lambda p: files.get(p, []), environ)
+    assert found == expected
+
+
+def test_a_wrong_forced_hardware_is_named():
+    with pytest.raises(
+        install_stack.StackError, match="TPU_CURRICULUM_HARDWARE='ipu': use one of tpu, gpu, cpu"
+    ):
+        install_stack.detect_hardware(lambda p: [], {"TPU_CURRICULUM_HARDWARE": "ipu"})
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (
+            "ERROR: No matching distribution found for tensorflow-tpu==2.19.1",
+            "pip found no tensorflow-tpu==2.19.1 for Python 3.13",
+        ),
+        (
+            "ERROR: Cannot install x because these package versions have conflicting "
+            "dependencies.\n"
+            "The conflict is caused by:\n    tensorflow-tpu 2.20.0 depends on protobuf>=5.28\n"
+            "ERROR: ResolutionImpossible: for help visit ...",
+            "pip cannot satisfy the pins together on Python 3.13 (tensorflow-tpu 2.20.0 depends "
+            "on protobuf>=5.28)",
+        ),
+        (
+            "ERROR: Could not install packages due to an OSError: [Errno 28]",
+            "pip failed: its last lines",
+        ),
+    ],
+)
+def test_pip_failures_become_one_sentence(output, expected):
+    assert install_stack.explain_pip_failure(output, (3, 13)).startswith(expected)
+
+
+def test_pip_progress_reaches_the_reader_without_the_already_satisfied_lines(capsys):
+    lines = ("Collecting keras", "Requirement already satisfied: numpy", "Installed")
+    code = "".join(f"print({line!r});" for line in lines)
+    output = install_stack.run_pip([sys.executable, "-c", code])
+    shown = capsys.readouterr().out
+    assert "Collecting keras" in shown and "Installed" in shown
+    assert "already satisfied" not in shown and "already satisfied" in output
+
+
+def test_an_index_that_never_answers_is_reported_within_the_silence_bound(
+    monkeypatch, capsys, tmp_path
+):
+    # A real pip against a real server on loopback that accepts connections and never answers.
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    monkeypatch.setattr(install_stack, "SILENCE_SECONDS", 2)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "-d", str(tmp_path)]
+    command += ["--index-url", f"http://127.0.0.1:{port}/simple", "--timeout", "60", "tqdm"]
+    start = time.monotonic()
+    try:
+        with pytest.raises(install_stack.StackError, match=r"pip did not finish within 8 s"):
+            install_stack.run_pip(command, timeout=8)
+    finally:
+        server.close()
+    assert time.monotonic() - start < 20
+    assert "pip has printed nothing for 2 s (the index may not answer)" in capsys.readouterr().out
+
+
+def test_a_jax_whose_libtpu_was_replaced_is_named(capsys):
+    before = {"jax": "0.7.2", "libtpu": "0.0.21.1", "numpy": "2.1.3"}
+    after = {"jax": "0.7.2", "libtpu": "0.0.10", "numpy": "2.1.3", "tensorflow-tpu": "2.19.1"}
+    assert install_stack.report_changes(before, after) == ["libtpu 0.0.21.1 -> 0.0.10"]
+    shown = capsys.readouterr().out
+    assert "Replaced: libtpu 0.0.21.1 -> 0.0.10" in shown
+    assert "JAX 0.7.2 was installed with libtpu 0.0.21.1" in shown and "notebook 10" in shown
 
 
 @pytest.mark.parametrize(
@@ -143,14 +319,12 @@ def test_the_install_cell_installs_the_projects_release():
     cell = nbcheck.install_cell(ROOT / "notebooks/en/03_keras_fit.ipynb")
     assert f'RELEASE = "{nbcheck.release()}"' in cell
     assert "/{RELEASE}/stacks/install.py" in cell
+    assert 'os.environ.get("TPU_CURRICULUM_SOURCE")' in cell  # the one override
     assert 'stack="tensorflow"' in cell
     jax_cell = nbcheck.install_cell(ROOT / "notebooks/en/10_keras_on_jax.ipynb")
     assert 'stack="jax"' in jax_cell
     torch_cell = nbcheck.install_cell(ROOT / "notebooks/en/15_pytorch_xla.ipynb")
     assert 'stack="pytorch"' in torch_cell
-    import tpuhelpers
-
-    assert nbcheck.release() == f"v{tpuhelpers.__version__}"
 
 
 # Resolution against the package index ------------------------------------------------------------
@@ -160,7 +334,9 @@ def test_the_install_cell_installs_the_projects_release():
 @pytest.mark.parametrize(("stack", "hardware"), sorted(install_stack.STACKS))
 def test_each_branch_resolves_with_every_pin(stack, hardware):
     """What the install cell would install here resolves, and every pin is what gets installed."""
-    resolved = install_stack.install(source=str(ROOT), stack=stack, hardware=hardware, dry_run=True)
+    resolved = install_stack.install(
+        source=str(ROOT), stack=stack, hardware=hardware, dry_run=True, installed={}
+    )
     resolved = {normalize(name): version for name, version in resolved.items()}
     requirements, constraints = install_stack.STACKS[stack, hardware]
     for requirement in requirements:
@@ -184,6 +360,9 @@ def nbcheck_version() -> str:
     "constraints", ["tpu.txt", "gpu.txt", "cpu.txt", "jax.txt", "pytorch_xla.txt"]
 )
 def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
+    stack = {"tpu.txt": ("tensorflow", "tpu")}.get(constraints)
+    supported = install_stack.PYTHONS.get(stack)
+    exists = supported is None or tuple(map(int, python.split("."))) in supported
     platforms = [arg for platform in LINUX for arg in ("--platform", platform)]
     wanted = [f"{name}=={version}" for name, version in pins(constraints).items()]
     result = subprocess.run(
@@ -194,6 +373,9 @@ def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
         text=True,
         check=False,
     )
+    if not exists:  # install.PYTHONS says there is none: the index must agree
+        assert result.returncode != 0 and "tensorflow-tpu" in result.stderr, result.stderr[-2000:]
+        return
     assert result.returncode == 0, result.stderr[-2000:]
     found = {normalize(i["metadata"]["name"]) for i in json.loads(result.stdout)["install"]}
     assert found == set(pins(constraints)), found

@@ -10,7 +10,8 @@
 lists from git checkouts (bare or not) of googlecolab/backend-info and Kaggle/docker-python and
 writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python.
 `nox -s runtime-<name>` runs `install` then `run` in a virtual environment of that Python. `run`
-executes each notebook of the runtime's stacks with its CI parameters; cell 1 runs as committed,
+executes each notebook of the runtime's stacks with its CI parameters (and the runtime's own, such
+as one device on a v5e-1); cell 1 runs as committed,
 reading `stacks/install.py` from this checkout (TPU_CURRICULUM_SOURCE) and, on a TPU runtime,
 installing the TPU stack (TPU_CURRICULUM_HARDWARE=tpu) on this machine without TPU chips. The
 first notebook of each stack starts from the runtime as published (what cell 1 changed is put
@@ -76,6 +77,7 @@ class Runtime:
     why: str = ""
     header: dict[str, str] = field(default_factory=dict)
     lines: tuple[str, ...] = ()
+    parameters: dict[str, dict] = field(default_factory=dict)  # {notebook: CI overrides}
 
     @property
     def python(self) -> str:
@@ -118,7 +120,7 @@ def load(name: str | None = None, config: Path = CONFIG) -> list[Runtime]:
             continue
         path = config.parent / f"{entry['name']}.txt"
         header, lines = read_list(path) if path.is_file() else ({}, ())
-        keys = ("name", "title", "hardware", "session", "why")
+        keys = ("name", "title", "hardware", "session", "why", "parameters")
         fields = {k: entry[k] for k in keys if k in entry}
         stacks, stops = tuple(entry.get("stacks", ())), tuple(entry.get("stops", ()))
         found.append(Runtime(**fields, stacks=stacks, stops=stops, header=header, lines=lines))
@@ -300,7 +302,8 @@ def run(runtime: Runtime, out: Path, only: list[str] | None = None) -> list[dict
         restored = restore(baseline) if stack != previous else _helper_only(baseline)
         previous, start, error = stack, time.perf_counter(), None
         try:
-            executed = notebooks.execute(path, out)
+            parameters = notebooks.ci_parameters(path) | runtime.parameters.get(path.stem, {})
+            executed = notebooks.execute(path, out, parameters)
         except notebooks.NotebookFailed as failure:
             error, executed = str(failure), out / path.parent.name / path.name
         texts = [notebooks.output_text(c) for c in _cells(executed)]
@@ -321,9 +324,9 @@ def _helper_only(baseline: dict[str, str]) -> list[str]:
 
 
 def _cells(executed: Path) -> list[dict]:
-    if not executed.is_file():
-        return []
-    return json.loads(executed.read_text(encoding="utf-8"))["cells"]
+    import nbformat  # installed with the runner (papermill)
+
+    return nbformat.read(executed, as_version=4).cells if executed.is_file() else []
 
 
 # Refresh: the lists from their publishers' repositories --------------------------------------

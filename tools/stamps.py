@@ -47,7 +47,7 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
     """{session: (its inputs, relative to `root`; its stamp file)} for every stamped session."""
     found = {
         # The unit tests on the real TPU wheel; its notebooks run in the TPU runtime sessions.
-        "tpu_stack": (COMMON + ("tests", "tools"), root / "stacks/tpu_stack.passed"),
+        "tpu_stack": (COMMON + ("tests", "tools", "notebooks"), root / "stacks/tpu_stack.passed"),
         "pytorch_xla": (
             COMMON + ("notebooks/en/15_pytorch_xla.ipynb", "tests/references/15_pytorch_xla.json"),
             root / "stacks/pytorch_xla.passed",
