@@ -316,8 +316,7 @@ def install(
         stack: One of STACK_NAMES: `"tensorflow"`, `"jax"` or `"pytorch"`.
         hardware: `"auto"` (HARDWARE_ENV, else detect), `"tpu"`, `"gpu"` or `"cpu"`.
         dry_run: Resolve against the package index without installing.
-        installed: What to plan from, {distribution: version}; default: this environment
-            (`{}` plans for an empty one).
+        installed: What to plan from, {name: version}; default: this environment ({}: empty).
 
     Returns:
         {distribution: version} of what was installed (or would be, with `dry_run`).
@@ -326,11 +325,7 @@ def install(
         StackError: Bad arguments, no wheel for this Python, a TensorFlow this kernel already
             imported that cannot serve this hardware, or pip failed or did not finish in time.
     """
-    if not source and not release:
-        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
-    if source and release:
-        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
-    source = os.environ.get(SOURCE_ENV) if release and os.environ.get(SOURCE_ENV) else source
+    stacks, helper = origin(release, source)
     if hardware not in ("auto",) + HARDWARE:
         raise StackError(f"Unknown hardware {hardware!r}: use auto, {', '.join(HARDWARE)}.")
     hardware = detect_hardware() if hardware == "auto" else hardware
@@ -342,7 +337,6 @@ def install(
     if reason := unusable_tensorflow(stack, hardware, before):
         replace_tensorflow(reason, before, dry_run)
     requirements, constraints = plan(stack, hardware, before)
-    stacks, helper = (f"{source}/stacks", source) if source else _release_urls(release)
     print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
     with tempfile.TemporaryDirectory() as folder:
         report = f"{folder}/report.json" if dry_run else None
@@ -367,8 +361,14 @@ def install(
     return now
 
 
-def _release_urls(release: str) -> tuple[str, str]:
-    """Where a release's stacks/ folder and helper package are."""
+def origin(release: str | None, source: str | None) -> tuple[str, str]:
+    """Where the pins (stacks/) and the helper package come from: a checkout (`source`, or
+    SOURCE_ENV in place of a release) or the repository at `release`."""
+    if bool(release) == bool(source):
+        raise StackError("Give exactly one of release= (a tag or commit) or source= (a checkout).")
+    source = source or os.environ.get(SOURCE_ENV)
+    if source:
+        return f"{source}/stacks", source
     stacks = f"https://raw.githubusercontent.com/{REPOSITORY}/{release}/stacks"
     return stacks, f"tpuhelpers @ git+https://github.com/{REPOSITORY}@{release}"
 

@@ -45,6 +45,10 @@ HOST_XLA_NOTEBOOKS = (
     "12_mixed_precision_and_xla",
     "14_gradient_accumulation",
 )
+PYTORCH_LEFT_OUT = (
+    "PyTorch/XLA: the runtimes' CPU builds of torch come from PyTorch's own index; the package "
+    "index has the CUDA build only (several GB). `nox -s pytorch_xla` runs this notebook."
+)
 NO_CHIP = "is installed, but this machine has no TPU chip"  # tpuhelpers.tpu's note
 
 
@@ -259,7 +263,9 @@ def notebooks_of(runtime: Runtime) -> tuple[list[tuple[Path, str]], list[tuple[P
     for path in sorted((ROOT / "notebooks" / "en").glob("*.ipynb")):
         stack = nbcheck.stack(path)
         tpu_wheel = runtime.hardware == "tpu" and stack == "tensorflow"
-        if stack not in runtime.stacks:
+        if stack == "pytorch":
+            left_out.append((path, PYTORCH_LEFT_OUT))
+        elif stack not in runtime.stacks:
             left_out.append((path, f"its stack ({stack}) is not among this runtime's"))
         elif tpu_wheel and stack not in runtime.stops and path.stem in HOST_XLA_NOTEBOOKS:
             left_out.append((path, "XLA for the host CPU: the TPU wheel has none without chips"))
@@ -306,11 +312,11 @@ def run(runtime: Runtime, out: Path, only: list[str] | None = None) -> list[dict
             executed = notebooks.execute(path, out, parameters)
         except notebooks.NotebookFailed as failure:
             error, executed = str(failure), out / path.parent.name / path.name
-        texts = [notebooks.output_text(c) for c in _cells(executed)]
+        texts = [notebooks.output_text(c) for c in _cells(executed) if c.cell_type == "code"]
         result = outcome(runtime, stack, error, "".join(texts))
         record = {"notebook": path.stem, "stack": stack, "outcome": result}
         record |= {"seconds": round(time.perf_counter() - start, 1), "restored": restored}
-        records.append(record | {"cell_1": texts[1] if len(texts) > 1 else ""})
+        records.append(record | {"cell_1": texts[0] if texts else ""})  # the install cell
         print(f"{result[:6]:6} {path.stem} ({record['seconds']} s)", flush=True)
     return records
 
