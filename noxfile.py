@@ -52,7 +52,7 @@ def tests(session: nox.Session) -> None:
     args = [a for a in session.posargs if a != "--serial"]
     # tests/browser/ checks the built site in Chromium: it runs in `nox -s site`.
     ignore = ("--ignore", "tests/browser")
-    session.run("pytest", *workers, "--dist", "load", "tests", *ignore, *args)
+    session.run("pytest", *workers, "--dist", "load", "--durations=15", "tests", *ignore, *args)
 
 
 def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:

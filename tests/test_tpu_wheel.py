@@ -150,3 +150,22 @@ def test_tpu_local_on_the_wheel_without_chips_is_a_connection_error():
     assert fallback == "TPU not usable, fell back: Could not con"
     assert cause == "InternalError"
     assert message.startswith("Could not connect to the TPU (TPU_NAME='local' (TPU VM))")
+
+
+def test_get_strategy_outside_a_notebook_raises_at_once_without_quiet_tensorflow():
+    # No quiet_tensorflow(), no TPU_SKIP_MDS_QUERY: the helper bounds the wheel's import itself
+    # (tpu.import_tensorflow) before it counts GPUs, instead of waiting minutes for the server.
+    result = run_python(
+        """
+        import time
+        start = time.monotonic()
+        from tpuhelpers import hardware
+        try:
+            hardware.get_strategy(accelerator="tpu")
+        except hardware.AcceleratorNotFoundError as error:
+            print(type(error).__name__, f"{time.monotonic() - start:.0f} s")
+        """,
+        timeout=90,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("AcceleratorNotFoundError"), result.stdout

@@ -10,10 +10,10 @@
 lists from git checkouts (bare or not) of googlecolab/backend-info and Kaggle/docker-python and
 writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python.
 `nox -s runtime-<name>` runs `install` then `run` in a virtual environment of that Python. `run`
-executes each notebook of the runtime's stacks with its CI parameters (and the runtime's own, such
-as one device on a v5e-1); cell 1 runs as committed,
-reading `stacks/install.py` from this checkout (TPU_CURRICULUM_SOURCE) and, on a TPU runtime,
-installing the TPU stack (TPU_CURRICULUM_HARDWARE=tpu) on this machine without TPU chips. The
+executes each notebook of the runtime's stacks with its CI parameters (and the runtime's own,
+such as one device on a v5e-1). Cell 1 runs as committed: it reads `stacks/install.py` from a
+copy of what the release serves (TPU_CURRICULUM_SOURCE, `release_copy`) and, on a TPU runtime,
+installs the TPU stack (TPU_CURRICULUM_HARDWARE=tpu) on this machine without TPU chips. The
 first notebook of each stack starts from the runtime as published (what cell 1 changed is put
 back); the next ones keep that stack and reinstall the helper.
 """
@@ -297,7 +297,7 @@ def run(runtime: Runtime, out: Path, only: list[str] | None = None) -> list[dict
     from tools import notebooks
 
     check_python(runtime)
-    os.environ[install_stack.SOURCE_ENV] = str(ROOT)
+    os.environ[install_stack.SOURCE_ENV] = str(release_copy(out / "release"))
     os.environ[install_stack.HARDWARE_ENV] = runtime.hardware
     if runtime.hardware == "tpu":  # each cluster task loads libtpu, as on its own TPU host
         os.environ["ALLOW_MULTIPLE_LIBTPU_LOAD"] = "1"
@@ -319,6 +319,26 @@ def run(runtime: Runtime, out: Path, only: list[str] | None = None) -> list[dict
         records.append(record | {"cell_1": texts[0] if texts else ""})  # the install cell
         print(f"{result[:6]:6} {path.stem} ({record['seconds']} s)", flush=True)
     return records
+
+
+def release_copy(folder: Path) -> Path:
+    """What a release serves to cell 1 (stacks/ and the helper package's source), copied from
+    this checkout: pip builds the helper in its source folder, so sessions side by side, and
+    the checkout, stay apart."""
+    import shutil
+
+    mark = folder / ".release-copy"  # replaced only where an earlier run made it
+    if folder.exists() and not mark.is_file():
+        raise RuntimeListError(f"{folder} exists and was not made by this tool: choose --out.")
+    if folder.exists():
+        shutil.rmtree(folder)
+    ignore = shutil.ignore_patterns("__pycache__", "*.passed", "runtimes")
+    for name in ("stacks", "tpuhelpers"):
+        shutil.copytree(ROOT / name, folder / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, folder / name)
+    mark.write_text("written by tools.runtimes.release_copy\n", encoding="utf-8")
+    return folder
 
 
 def _helper_only(baseline: dict[str, str]) -> list[str]:
