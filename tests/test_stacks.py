@@ -91,6 +91,8 @@ def test_detect_hardware(files, expected):
         ("jax", "cpu", {"jax": "0.10.2", "tensorflow-cpu": "2.21.0"}, ([], "jax.txt")),
         ("pytorch", "tpu", {}, (["torch", "torch-xla[tpu]", *TRAINERS], "pytorch_xla.txt")),
         ("pytorch", "cpu", {"torch": "2.9.0"}, (["torch", "torch-xla", *TRAINERS], PT)),
+        # Colab's TPU runtime ships PyTorch/XLA (and a libtpu of its own): kept.
+        ("pytorch", "tpu", {"torch": "2.9.0+cpu", "torch-xla": "2.9.0"}, (TRAINERS, PT)),
     ],
 )
 def test_plan(stack, hardware, installed, expected):
@@ -150,6 +152,10 @@ def test_the_tpu_stack_exists_for_python_311_and_312_only(python, refused):
         install_stack.check_python("tensorflow", "tpu", python)
     install_stack.check_python("jax", "tpu", python)  # JAX's TPU stack exists for each
     install_stack.check_python("tensorflow", "cpu", python)
+    install_stack.check_python("pytorch", "tpu", python, {"torch-xla": "2.9.0"})  # Colab's own
+    if refused:
+        with pytest.raises(install_stack.StackError, match="torch-xla 2.9's TPU build needs"):
+            install_stack.check_python("pytorch", "tpu", python)
 
 
 def find_python(version: str) -> str | None:
@@ -360,7 +366,7 @@ def nbcheck_version() -> str:
     "constraints", ["tpu.txt", "gpu.txt", "cpu.txt", "jax.txt", "pytorch_xla.txt"]
 )
 def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
-    stack = {"tpu.txt": ("tensorflow", "tpu")}.get(constraints)
+    stack = {"tpu.txt": ("tensorflow", "tpu"), PT: ("pytorch", "tpu")}.get(constraints)
     supported = install_stack.PYTHONS.get(stack)
     exists = supported is None or tuple(map(int, python.split("."))) in supported
     platforms = [arg for platform in LINUX for arg in ("--platform", platform)]
@@ -374,7 +380,8 @@ def test_pinned_wheels_exist_for_the_pythons_readers_run(constraints, python):
         check=False,
     )
     if not exists:  # install.PYTHONS says there is none: the index must agree
-        assert result.returncode != 0 and "tensorflow-tpu" in result.stderr, result.stderr[-2000:]
+        missing = "tensorflow-tpu" if constraints == "tpu.txt" else "libtpu"
+        assert result.returncode != 0 and missing in result.stderr, result.stderr[-2000:]
         return
     assert result.returncode == 0, result.stderr[-2000:]
     found = {normalize(i["metadata"]["name"]) for i in json.loads(result.stdout)["install"]}
