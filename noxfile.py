@@ -80,6 +80,7 @@ def tpu_stack(session: nox.Session) -> None:
     minutes for the Cloud metadata server (the notebooks' `quiet_tensorflow()` sets it too).
     Writes its stamp (tools/stamps.py).
     """
+    started = stamps.current("tpu_stack")
     session.run("python", "stacks/install.py", "--source", ".", "--hardware", "tpu")
     install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
     env = TPU_ENV
@@ -89,7 +90,7 @@ def tpu_stack(session: nox.Session) -> None:
     # The index resolution tests ran in `tests` already; they do not depend on the wheel.
     ignore = ["--ignore", "tests/test_stacks.py", "--ignore", "tests/test_notebooks.py"]
     session.run("pytest", "-n", "2", "tests", *ignore, "--ignore", "tests/browser", env=env)
-    stamps.write("tpu_stack", "the unit tests on tensorflow-tpu without TPU chips")
+    stamps.write("tpu_stack", "the unit tests on tensorflow-tpu without TPU chips", started)
 
 
 @nox.session(python=False)
@@ -117,6 +118,7 @@ def pytorch_xla(session: nox.Session) -> None:
     Installs the pins of stacks/pytorch_xla.txt (torch's CUDA wheel from the index: several GB),
     runs the notebook headless and compares its reference cells; writes its stamp.
     """
+    started = stamps.current("pytorch_xla")
     pins = ("-c", "stacks/pytorch_xla.txt")
     session.install(*pins, "torch", "torch-xla", "lightning", "accelerate", "numpy")
     session.install("papermill==2.7.0", "ipykernel==7.4.0", "nbformat==5.11.1", "PyYAML==6.0.3")
@@ -125,19 +127,22 @@ def pytorch_xla(session: nox.Session) -> None:
     out = "build/pytorch_xla"
     args = ("python", "-m", "tools.notebooks", "run", "--compare", *PYTORCH_XLA_NOTEBOOKS)
     session.run(*args, "--out", out, env=PYTORCH_XLA_ENV)
-    stamps.write("pytorch_xla", out)
+    stamps.write("pytorch_xla", out, started)
 
 
 def runtime_session(runtime: runtimes.Runtime) -> None:
     """Defines `nox -s runtime-<name>`: the runtime rebuilt from its package list (its Python,
     its versions), then every notebook of its stacks from cell 1 (tools/runtimes.py)."""
 
-    @nox.session(name=f"runtime-{runtime.name}", python=runtime.python)
+    # A fresh environment each time: the runtime as published, not the last run's leftovers.
+    @nox.session(name=f"runtime-{runtime.name}", python=runtime.python, reuse_venv=False)
     def run_runtime(session: nox.Session) -> None:
+        started = stamps.current(f"runtime-{runtime.name}")
         session.run("python", "-m", "tools.runtimes", "install", runtime.name)
         session.run("python", "-m", "tools.runtimes", "run", runtime.name, *session.posargs)
         if not session.posargs:  # every notebook ran
-            stamps.write(f"runtime-{runtime.name}", f"build/runtimes/{runtime.name}/report.json")
+            report = f"build/runtimes/{runtime.name}/report.json"
+            stamps.write(f"runtime-{runtime.name}", report, started)
 
     run_runtime.__doc__ = f"{runtime.title}: Python {runtime.python}, every notebook from cell 1."
 

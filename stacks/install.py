@@ -187,12 +187,12 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
 
 
 def check_python(
-    stack: str, hardware: str, python: tuple[int, int], installed: Mapping[str, str] = {}
+    stack: str, hardware: str, python: tuple[int, int], installed: Mapping[str, str] | None = None
 ) -> None:
     """Raises StackError, with what to do instead, if the stack has no wheel for this Python
     (and the runtime does not ship its framework)."""
     supported = PYTHONS.get((stack, hardware))
-    if not supported or tuple(python) in supported or "torch-xla" in installed:
+    if not supported or tuple(python) in supported or "torch-xla" in (installed or {}):
         return
     message = NO_TORCH_XLA_WHEEL if stack == "pytorch" else NO_TPU_WHEEL
     raise StackError(message.format(python="{}.{}".format(*python)))

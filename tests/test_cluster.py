@@ -146,11 +146,11 @@ def test_local_cluster_refuses_bad_counts(counts: dict, message: str) -> None:
         (["127.0.0.1:20001"], TypeError, "cluster must be a Mapping, got list"),
         ({"master": ["127.0.0.1:20001"]}, ValueError, r"role in cluster .*'master'"),
         ({"worker": "127.0.0.1:20001"}, TypeError, r"cluster\.worker must be a list, got str"),
-        ({"worker": ["127.0.0.1:1", "127.0.0.1"]}, ValueError, r"worker\[1\] must be 'host:port'"),
-        ({"worker": ["127.0.0.1:http"]}, ValueError, r"cluster\.worker\[0\] must be 'host:port'"),
-        ({"worker": ["127.0.0.1:70000"]}, ValueError, r"cluster\.worker\[0\] must be 'host:port'"),
-        ({"worker": [2222]}, ValueError, r"cluster\.worker\[0\] must be 'host:port', got 2222"),
-        ({"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:2"]}, ValueError, "its own address"),
+        ({"worker": ["127.0.0.1:1", "127.0.0.1"]}, ValueError, r"worker\[1\] must be host:port"),
+        ({"worker": ["127.0.0.1:http"]}, ValueError, r"cluster\.worker\[0\] must be host:port"),
+        ({"worker": ["127.0.0.1:70000"]}, ValueError, r"cluster\.worker\[0\] must be host:port"),
+        ({"worker": [2222]}, ValueError, r"cluster\.worker\[0\] must be host:port .*, got 2222"),
+        ({"worker": ["127.0.0.1:2"], "ps": ["127.0.0.1:2"]}, ValueError, r"is also cluster\.work"),
         ({}, ValueError, "The cluster needs tasks"),
     ],
 )  # fmt: skip
@@ -456,3 +456,102 @@ def test_two_workers_train_in_sync_and_resume_after_a_kill(tmp_path: Path) -> No
     assert_gone([p.pid for p in resumed.processes.values()])
     assert "resuming from the checkpoint of step 20" in resumed.lines[cluster.tasks(spec)[1]]
     assert final_states(resumed) == states  # the same step count, and even the same weights
+
+
+def test_one_port_under_two_names_is_refused(task_script: Path) -> None:
+    spec = {"worker": ["localhost:20001", "127.0.0.1:20001"]}
+    with pytest.raises(ValueError, match=r"cluster\.worker\[1\] .* is also cluster\.worker\[0\]"):
+        cluster.start(task_script, spec)
+
+
+# run_script: what notebooks 10 and 15 use for their one-off child processes.
+SPAWNER = """\
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+print(child.pid, flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+time.sleep(float(sys.argv[1]))
+print("done", flush=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+def _gone_within(pids: list[int], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not any(_alive(pid) for pid in pids)
+
+
+def test_run_script_returns_the_output_and_leaves_no_process(tmp_path: Path) -> None:
+    (tmp_path / "spawner.py").write_text(SPAWNER)
+    result = cluster.run_script(tmp_path / "spawner.py", ["0.1"], timeout=60)
+    grandchild = int(result.stdout.split()[0])
+    assert result.returncode == 0 and result.stdout.endswith("done\n")
+    assert result.stderr == "to stderr\n"
+    assert _gone_within([grandchild], 10)  # it held stdout open: a plain subprocess.run hangs
+
+
+def test_run_script_stops_everything_after_its_timeout(tmp_path: Path) -> None:
+    (tmp_path / "spawner.py").write_text(SPAWNER)
+    start = time.monotonic()
+    with pytest.raises(cluster.LaunchError, match=r"spawner\.py ran over 2 s: it and its child"):
+        cluster.run_script(tmp_path / "spawner.py", ["100"], timeout=2)
+    assert time.monotonic() - start < 15
+
+
+def test_run_script_children_end_when_their_kernel_is_killed(tmp_path: Path) -> None:
+    # A stand-in for a Jupyter kernel running notebook 10's cell, killed with SIGKILL.
+    (tmp_path / "spawner.py").write_text(
+        SPAWNER.replace(
+            "print(child.pid, flush=True)",
+            ('open(sys.argv[2], "w").write(f"{os.getpid()} {child.pid}")'),
+        ).replace("import subprocess", "import os, subprocess")
+    )
+    pids = tmp_path / "pids"
+    kernel = subprocess.Popen([
+        sys.executable, "-c",
+        "import sys; from tpuhelpers import cluster; "
+        "cluster.run_script(sys.argv[1], ['300', sys.argv[2]], timeout=600)",
+        str(tmp_path / "spawner.py"), str(pids),
+    ])  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    script, grandchild = map(int, pids.read_text().split())
+    kernel.kill()
+    kernel.wait(timeout=10)
+    assert _gone_within([script, grandchild], 15), "the script or its child outlived the kernel"
+
+
+ESCAPER = """\
+import subprocess, sys, time
+child = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(300)"], start_new_session=True
+)  # in a session of its own: not in the task's process group
+open(sys.argv[1], "w").write(str(child.pid))
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("how", ["stop", "end"])
+def test_a_child_in_its_own_session_ends_with_its_task(tmp_path: Path, how: str) -> None:
+    # Before: a child started with start_new_session survived the cluster's stop.
+    (tmp_path / "escaper.py").write_text(ESCAPER)
+    pid_file = tmp_path / "pid"
+    seconds = "300" if how == "stop" else "0.5"
+    options = cluster.Options(args=[str(pid_file), seconds], timeout=60)
+    with cluster.start(tmp_path / "escaper.py", 1, options) as job:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if how == "end":
+            job.wait()
+    assert _gone_within([int(pid_file.read_text())], 15), f"the child outlived its task ({how})"

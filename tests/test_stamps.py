@@ -24,7 +24,7 @@ def clone(tmp_path_factory) -> Path:
 
 def stamp_all(root: Path) -> None:
     for name in stamps.sessions(root):
-        stamps.write(name, "test", root)
+        stamps.write(name, "test", stamps.current(name, root), root)
         assert stamps.is_fresh(name, root)
 
 
@@ -83,10 +83,25 @@ def test_a_stamp_and_a_cache_are_not_inputs(clone):
     stamp_all(clone)
     (clone / "tpuhelpers" / "__pycache__").mkdir(exist_ok=True)
     (clone / "tpuhelpers" / "__pycache__" / "x.pyc").write_bytes(b"cache")
-    stamps.write("tpu_stack", "again", clone)
+    stamps.write("tpu_stack", "again", stamps.current("tpu_stack", clone), clone)
     assert all(stamps.is_fresh(name, clone) for name in stamps.sessions(clone))
 
 
 def test_an_unknown_session_is_named():
     with pytest.raises(SystemExit, match="No stamped session 'nope'"):
         stamps.current("nope")
+
+
+def test_inputs_edited_while_a_session_ran_are_not_stamped(clone):
+    stamp_all(clone)
+    before = (clone / "tools/stamps.py").read_bytes()
+    started = stamps.current("tpu_stack", clone)
+    stamp = stamps.sessions(clone)["tpu_stack"][1]
+    recorded = stamp.read_text()
+    (clone / "tools/stamps.py").write_text(before.decode() + "\n# edited\n")
+    try:
+        with pytest.raises(RuntimeError, match="tpu_stack: its inputs changed while it ran"):
+            stamps.write("tpu_stack", "passed?", started, clone)
+        assert stamp.read_text() == recorded
+    finally:
+        (clone / "tools/stamps.py").write_bytes(before)

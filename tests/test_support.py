@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tools import support_table
 from tpuhelpers import support
 
 REFERENCE = support.load_reference()
@@ -96,6 +97,7 @@ def test_format_table_orders_rows_and_lists_errors_alternatives_and_reasons() ->
     measured = table(mirrored__loop="fails", nccl__fit="n/a", nccl__loop="n/a")
     measured["cases"]["mirrored"]["loop"]["instead"] = "build the optimizer first"
     measured["cases"] = dict(reversed(measured["cases"].items()))  # JSON order does not matter
+    measured["text"] = support_table.format_table(measured)
     measured["note"] = "the nearest"
     lines = support.format_table(measured).splitlines()
     assert lines[:3] == [
@@ -120,5 +122,5 @@ def test_format_table_orders_rows_and_lists_errors_alternatives_and_reasons() ->
         "      instead: build the optimizer first\n" in text
     )
     assert text.endswith("Not measured here:\n  MirroredStrategy + NcclAllReduce: not here")
-    assert "Note" not in support.format_table(table())
-    assert "Errors" not in support.format_table(table())
+    assert "Note" not in support_table.format_table(table())
+    assert "Errors" not in support_table.format_table(table())

@@ -13,11 +13,11 @@ import textwrap
 
 import pytest
 
-from tpuhelpers import hardware
+from tpuhelpers import tpu
 
 pytestmark = [
-    pytest.mark.skipif(hardware.tpu_wheel_version() is None, reason="tensorflow-tpu not here"),
-    pytest.mark.skipif(bool(hardware.tpu_device_files()), reason="this machine has a TPU"),
+    pytest.mark.skipif(tpu.tpu_wheel_version() is None, reason="tensorflow-tpu not here"),
+    pytest.mark.skipif(bool(tpu.tpu_device_files()), reason="this machine has a TPU"),
 ]
 ENV_WITHOUT_TPU_SETTINGS = {
     k: v

@@ -81,7 +81,7 @@ def accelerator_device() -> str:
 
 def per_replica_batch_size(global_batch: int, strategy: Any) -> int:
     """Returns the per-replica batch of a global batch; a ValueError if it does not split."""
-    global_batch = checks.positive_int(global_batch, "global batch size")
+    global_batch = checks.integer(global_batch, "global batch size")
     replicas = strategy.num_replicas_in_sync
     if global_batch % replicas:
         lower = global_batch - global_batch % replicas
@@ -224,8 +224,8 @@ def run(
 ) -> dict[str, Any]:
     """Runs the benchmark; returns its figures (see the module docstring)."""
     for value, name in ((filters, "filters"), (steps, "steps"), (repeats, "repeats")):
-        checks.positive_int(value, name)
-    spe = checks.positive_int(steps_per_execution, "steps_per_execution")
+        checks.integer(value, name)
+    spe = checks.integer(steps_per_execution, "steps_per_execution")
     if steps % spe:
         raise ValueError(f"steps ({steps}) must be a multiple of steps_per_execution ({spe})")
     strategy = hardware.get_strategy(cpu_replicas=replicas)

@@ -129,3 +129,7 @@ def _plain(markdown: str) -> str:
     for target in links.link_targets(markdown):
         text = text.replace(target, " ")
     return text
+
+
+if __name__ == "__main__":
+    raise SystemExit("tools.glossary has no command line: the other tools import it.")

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
+import shutil
+import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass
@@ -220,7 +223,7 @@ def messages(notebook: Path) -> list[Message]:
         L10nError: The notebook cannot be read.
     """
     try:
-        nb = nbformat.read(notebook, as_version=4)
+        nb = nbcheck.read(notebook)
     except Exception as error:  # nbformat raises several kinds; the message says which
         raise L10nError(f"{notebook}: not a readable notebook: {error}") from None
     found = []
@@ -318,9 +321,20 @@ def read_catalog(path: Path, tree: Tree) -> polib.POFile:
             and, for syntax errors, the line.
     """
     try:
-        return polib.pofile(
+        Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as error:
+        where = f"byte {error.start}: {error.reason}"
+        raise L10nError(f"{tree.rel(path)}: not UTF-8 text ({where}); save it as UTF-8") from None
+    except OSError as error:
+        raise L10nError(f"{tree.rel(path)}: cannot be read ({error.strerror})") from None
+    try:
+        catalog = polib.pofile(
             str(path), wrapwidth=WRAP_WIDTH, encoding="utf-8", check_for_duplicates=True
         )
+        if problems := po_syntax_problems(Path(path).read_text(encoding="utf-8")):
+            raise OSError(f"{path} (line {problems[0][0]}): {problems[0][1]}")
+        msgfmt_check(path, tree)
+        return catalog
     except (OSError, ValueError) as error:  # polib raises OSError("... (line N): why")
         text = str(error)
         line = re.search(r"\(line (\d+)\)", text)
@@ -332,6 +346,33 @@ def read_catalog(path: Path, tree: Tree) -> polib.POFile:
                 f"`msgfmt --check -o /dev/null {tree.rel(path)}` tells the same)"
             ) from None
         raise L10nError(f"{tree.rel(path)}: not a valid PO catalog: {text}") from None
+
+
+_PO_STRING = re.compile(r'"(?:[^"\\]|\\[\\"abfnrtv]|\\[0-7]{1,3}|\\x[0-9a-fA-F]+)*"')
+_PO_LINE = re.compile(r'(?:#~ )?(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)?\s*(".*)')
+
+
+def po_syntax_problems(text: str) -> list[tuple[int, str]]:
+    """(line, problem) for each string line that is unterminated or has an escape that
+    `msgfmt --check` refuses; polib accepts both and would corrupt the text."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        found = _PO_LINE.fullmatch(line.strip())
+        if found and not _PO_STRING.fullmatch(found.group(1).rstrip()):
+            problems.append((number, "unterminated string or invalid escape sequence"))
+    return problems
+
+
+def msgfmt_check(path: Path, tree: Tree) -> None:
+    """Runs GNU `msgfmt --check` on a catalog where gettext is installed (60 s bound)."""
+    if not (msgfmt := shutil.which("msgfmt")):
+        return
+    run = subprocess.run(
+        [msgfmt, "--check", "-o", os.devnull, str(path)], capture_output=True, text=True, timeout=60
+    )
+    if run.returncode:
+        first = run.stderr.strip().splitlines()[0] if run.stderr.strip() else "failed"
+        raise L10nError(f"{tree.rel(path)}: msgfmt --check: {first.split(': ', 1)[-1]}")
 
 
 def serialize(catalog: polib.POFile) -> str:
@@ -539,7 +580,7 @@ def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile |
         english: The English notebook.
         catalog: Its catalog in `lang`, or None (everything stays English).
     """
-    nb = translate_markdown(nbformat.read(english, as_version=4), catalog)
+    nb = translate_markdown(nbcheck.read(english), catalog)
     target = tree.localized(lang, english.stem)
     # nbcheck computes badge URLs for paths in the repository: the same path there.
     return nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / target.relative_to(tree.root)))
@@ -893,7 +934,7 @@ def main(argv: list[str] | None = None) -> int:
                 names = ", ".join(f"{row.lang}/{row.notebook}" for row in incomplete)
                 print(f"not complete: {names}", file=sys.stderr)
                 return 1
-    except L10nError as error:
+    except (L10nError, nbcheck.NotebookFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

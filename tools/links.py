@@ -25,8 +25,6 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
-import nbformat
-
 from tools import nbcheck
 
 ROOT = nbcheck.ROOT
@@ -247,7 +245,7 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
     """Checks one notebook: the badge to its own path, and every link in its markdown cells."""
     name = _relative(path, root)
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = nbcheck.read(path)
     except Exception as error:  # nbformat raises several kinds; the message says which
         return [f"{name}: not a readable notebook: {error}"]
     found = []
@@ -279,7 +277,7 @@ def readme_table(root: Path = ROOT) -> str:
         english = root / "notebooks" / SOURCE_LANGUAGE / f"{stem}.ipynb"
         title = stem
         if english.exists():
-            nb = nbformat.read(english, as_version=4)
+            nb = nbcheck.read(english)
             if nb.cells and nb.cells[0].source.startswith("# "):
                 title = nb.cells[0].source.splitlines()[0][2:].strip()
             title = f"[{title.replace('|', '&#124;')}](notebooks/{SOURCE_LANGUAGE}/{stem}.ipynb)"
@@ -373,7 +371,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 1
         print("README.md: table rewritten" if changed else "README.md: table up to date")
-    found = problems(args.root)
+    try:
+        found = problems(args.root)
+    except nbcheck.NotebookFileError as error:
+        found = [str(error)]
     print("\n".join(found) if found else "badges and links OK")
     return 1 if found else 0
 

@@ -22,8 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
-
 from tools import nbcheck, notebooks
 
 ROOT = nbcheck.ROOT
@@ -37,21 +35,30 @@ class MarginsError(ValueError):
     """Bad input: the message says what was wrong and how to fix it."""
 
 
+MAX_SEEDS = 100
+
+
 def parse_seeds(text: str) -> list[int]:
-    """Parses `1-8`, `1,2,5` or a mix (`1-3,7`) into a list of seeds.
+    """Parses `1-8`, `1,2,5` or a mix (`1-3,7`) into a list of at most MAX_SEEDS seeds.
 
     Raises:
-        MarginsError: A part is not a number or a rising range.
+        MarginsError: A part is not a number (ASCII digits) or a rising range, a seed is over
+            2**32 - 1 (numpy's limit), or there are more than MAX_SEEDS seeds (one run each).
     """
     seeds: list[int] = []
     for part in text.split(","):
-        match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
+        match = re.fullmatch(r"\s*([0-9]+)\s*(?:-\s*([0-9]+)\s*)?", part)
         if not match or (match[2] and int(match[2]) < int(match[1])):
             raise MarginsError(
                 f"--seeds {text!r}: {part.strip()!r} is not a seed or a rising range "
                 "(write for example 1-8 or 1,2,5)"
             )
         first, last = int(match[1]), int(match[2] or match[1])
+        if last > 2**32 - 1 or last - first + 1 + len(seeds) > MAX_SEEDS:
+            raise MarginsError(
+                f"--seeds {text!r}: seeds go from 0 to 2**32 - 1, at most {MAX_SEEDS} of them "
+                "(each is a run of the notebook)"
+            )
         seeds.extend(range(first, last + 1))
     return list(dict.fromkeys(seeds))
 
@@ -82,7 +89,7 @@ def parse_settings(items: list[str]) -> dict:
 def parameter_defaults(notebook: Path) -> dict:
     """The names and values assigned in a notebook's `parameters` cell (simple literals only)."""
     cell = next(
-        c for c in nbformat.read(notebook, 4).cells if "parameters" in c.metadata.get("tags", [])
+        c for c in nbcheck.read(notebook).cells if "parameters" in c.metadata.get("tags", [])
     )
     found = re.findall(r"^([A-Z_][A-Z0-9_]*)\s*=\s*([^#\n]+?)\s*(?:#.*)?$", cell.source, re.M)
     return {name: literal(value) for name, value in found}
@@ -91,7 +98,7 @@ def parameter_defaults(notebook: Path) -> dict:
 def accuracies(executed: Path) -> dict[str, float]:
     """Every `label: NN.NN%` accuracy line a notebook printed, as {label: fraction}."""
     values = {}
-    for cell in nbformat.read(executed, 4).cells:
+    for cell in nbcheck.read(executed).cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stdout":
                 for match in ACCURACY_LINE.finditer(output["text"]):
@@ -134,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.notebook}: its parameters cell has no SEED or no MIN_TEST_ACCURACY: "
                 "this tool measures notebooks that check a test accuracy"
             )
-    except MarginsError as error:
+    except (MarginsError, nbcheck.NotebookFileError) as error:
         parser.error(str(error))
     parameters = notebooks.ci_parameters(args.notebook) | settings
     minimum = parameters.get("MIN_TEST_ACCURACY", defaults["MIN_TEST_ACCURACY"])

@@ -12,6 +12,8 @@ summary.
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
 import re
 import sys
 import tomllib
@@ -126,10 +128,46 @@ def dumps(nb: nbformat.NotebookNode) -> str:
     return nbformat.writes(nb) + "\n"
 
 
+class NotebookFileError(ValueError):
+    """A path that should be a notebook is missing, a folder, not UTF-8 or not notebook JSON."""
+
+
+def read_text(path: Path) -> str:
+    """A notebook's text; NotebookFileError names the file and what is wrong with it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise NotebookFileError(
+            f"{path} is a folder, not a notebook: remove or rename it."
+        ) from None
+    except UnicodeDecodeError as error:
+        raise NotebookFileError(
+            f"{path} is not UTF-8 text ({error.reason} at byte {error.start})."
+        ) from None
+    except OSError as error:
+        raise NotebookFileError(f"{path} cannot be read: {error.strerror or error}.") from None
+
+
+def read(path: Path, text: str | None = None) -> nbformat.NotebookNode:
+    """Reads a notebook (version 4); NotebookFileError names the file and what is wrong."""
+    text = read_text(path) if text is None else text
+    try:
+        return nbformat.reads(text, as_version=4)
+    except Exception as error:  # noqa: BLE001 - nbformat raises several kinds, all shown
+        why = (
+            str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
+        )
+        fix = "restore it with `git checkout -- FILE` or re-save it from Jupyter"
+        raise NotebookFileError(f"{path} is not a Jupyter notebook ({why}): {fix}.") from None
+
+
 def problems(path: Path) -> list[str]:
     """Returns what is wrong with one notebook, one line each."""
-    text = path.read_text(encoding="utf-8")
-    nb = nbformat.reads(text, as_version=4)
+    try:
+        text = read_text(path)
+        nb = read(path, text)
+    except NotebookFileError as error:
+        return [str(error)]
     found = []
     cells = nb.cells
     if len(cells) < 4:
@@ -147,6 +185,7 @@ def problems(path: Path) -> list[str]:
     tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
     if len(tagged) != 1 or cells[tagged[0]].cell_type != "code":
         found.append(f"{path}: needs exactly one code cell tagged 'parameters', found {tagged}")
+    found += unchecked_parameters(path, cells)
     if cells[-1].cell_type != "markdown" or not cells[-1].source.startswith("## "):
         found.append(f"{path}: the last cell must be the '## Summary' markdown cell")
     for index, cell in enumerate(cells):
@@ -154,9 +193,36 @@ def problems(path: Path) -> list[str]:
             found.append(f"{path}: cell {index} has outputs (run nbcheck --fix)")
         if cell.cell_type == "code" and cell.source.lstrip().startswith("# NBVAL"):
             found.append(f"{path}: cell {index} starts with a test marker: tag it {REFERENCE_TAG}")
-    if text != dumps(normalize(nbformat.reads(text, as_version=4), path)):
+    if text != dumps(normalize(read(path, text), path)):
         found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
     return found
+
+
+def parameter_names(source: str) -> list[str]:
+    """The names a parameters cell assigns, in order."""
+    tree = ast.parse(source)
+    return [
+        t.id
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    ]
+
+
+def unchecked_parameters(path: Path, cells: list) -> list[str]:
+    """The cell after the parameters cell must check each parameter, naming it ("NAME")."""
+    tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
+    if len(tagged) != 1 or tagged[0] + 1 >= len(cells):
+        return []
+    following = cells[tagged[0] + 1]
+    names = parameter_names(cells[tagged[0]].source)
+    missing = [
+        n for n in names if following.cell_type != "code" or f'"{n}"' not in following.source
+    ]
+    if missing:
+        return [f"{path}: the cell after the parameters cell does not check {', '.join(missing)}"]
+    return []
 
 
 def all_notebooks() -> list[Path]:
@@ -171,10 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fix", action="store_true", help="rewrite notebooks in canonical form")
     args = parser.parse_args(argv)
     paths = args.paths or all_notebooks()
-    if args.fix:
-        for path in paths:
-            nb = nbformat.read(path, as_version=4)
-            path.write_text(dumps(normalize(nb, path)), encoding="utf-8")
+    for path in paths if args.fix else ():
+        with contextlib.suppress(NotebookFileError):  # reported below, with the others
+            path.write_text(dumps(normalize(read(path), path)), encoding="utf-8")
     found = [line for path in paths for line in problems(path)]
     print("\n".join(found) if found else f"{len(paths)} notebooks OK")
     return 1 if found else 0

@@ -102,7 +102,9 @@ def execute(
 
     Raises:
         NotebookFailed: A cell raised; the message names the notebook, the cell and the error.
+        NotebookFileError: `notebook` is not a readable notebook.
     """
+    nbcheck.read(notebook)  # a broken file is named before a kernel starts
     output = output_dir / notebook.parent.name / notebook.name
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
@@ -125,7 +127,7 @@ def execute(
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
-    executed = nbformat.read(output, as_version=4)
+    executed = nbcheck.read(output)
     executed.metadata.setdefault(RUN_METADATA, {})["run"] = record
     nbformat.write(executed, output)
     return output
@@ -239,7 +241,7 @@ def compare_with_references(notebook: Path, executed: Path) -> list[str]:
     stored = json.loads(reference_file(notebook).read_text(encoding="utf-8"))
     rules = sanitizers()
     found = []
-    cells = [c for c in nbformat.read(executed, 4).cells if nbcheck.is_reference_cell(c)]
+    cells = [c for c in nbcheck.read(executed).cells if nbcheck.is_reference_cell(c)]
     for cell in cells:
         if cell.id not in stored:
             found.append(f"{cell.id}: no stored reference (run `nox -s refs`)")
@@ -281,7 +283,7 @@ def store_references(notebook: Path, executed: Path) -> int:
     Returns:
         How many reference cells were stored.
     """
-    cells = [c for c in nbformat.read(executed, 4).cells if nbcheck.is_reference_cell(c)]
+    cells = [c for c in nbcheck.read(executed).cells if nbcheck.is_reference_cell(c)]
     texts = {cell.id: output_text(cell) for cell in cells}
     REFERENCES.mkdir(parents=True, exist_ok=True)
     reference_file(notebook).write_text(
@@ -323,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 (run_and_compare if args.compare else execute)(notebook, out)
                 note = ", references compared" if args.compare else ""
-        except NotebookFailed as error:
+        except (NotebookFailed, nbcheck.NotebookFileError) as error:
             failures.append(str(error))
             print(f"FAILED {error}", flush=True)
             continue

@@ -327,17 +327,15 @@ def release_copy(folder: Path) -> Path:
     the checkout, stay apart."""
     import shutil
 
-    mark = folder / ".release-copy"  # replaced only where an earlier run made it
-    if folder.exists() and not mark.is_file():
-        raise RuntimeListError(f"{folder} exists and was not made by this tool: choose --out.")
-    if folder.exists():
-        shutil.rmtree(folder)
+    from tools import outputs
+
+    outputs.clear(folder, "tools.runtimes")  # replaced only where an earlier run made it
+    outputs.claim(folder, "tools.runtimes")
     ignore = shutil.ignore_patterns("__pycache__", "*.passed", "runtimes")
     for name in ("stacks", "tpuhelpers"):
         shutil.copytree(ROOT / name, folder / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, folder / name)
-    mark.write_text("written by tools.runtimes.release_copy\n", encoding="utf-8")
     return folder
 
 
@@ -350,9 +348,9 @@ def _helper_only(baseline: dict[str, str]) -> list[str]:
 
 
 def _cells(executed: Path) -> list[dict]:
-    import nbformat  # installed with the runner (papermill)
+    from tools import nbcheck
 
-    return nbformat.read(executed, as_version=4).cells if executed.is_file() else []
+    return nbcheck.read(executed).cells if executed.is_file() else []
 
 
 # Refresh: the lists from their publishers' repositories --------------------------------------
@@ -444,9 +442,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command not in ("list", "refresh") and not args.name:
         parser.error(f"{args.command} needs a runtime name: see `python -m tools.runtimes list`")
+    from tools import outputs
+
     try:
         return _command(args)
-    except RuntimeListError as error:
+    except (RuntimeListError, outputs.NotOwnedError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import l10n, links, nbcheck
+from tools import l10n, links, nbcheck, outputs
 from tools.site_text import text
 
 ROOT = nbcheck.ROOT
@@ -58,6 +58,7 @@ SPHINX_SECONDS = 1200
 # Sphinx's own files, per language: `<lang>/doctrees`, `<lang>/html` (copied into the site) and
 # `<lang>/jupyter_execute` (myst-nb writes it next to the HTML folder, whatever the project).
 SPHINX_WORK = ".sphinx"
+TOOL = "tools.site"  # the mark on the folders it writes (tools/outputs.py)
 # The folders of the English project's sources; the others hold other languages' projects.
 OWN = (SOURCE, "_static", SPHINX_WORK)
 
@@ -136,7 +137,7 @@ def _not_executed(path: Path) -> str:
     if not path.is_file():
         return f"no executed copy {shown}"
     try:
-        papermill = nbformat.read(path, as_version=4).metadata.get("papermill")
+        papermill = nbcheck.read(path).metadata.get("papermill")
     except Exception as error:  # nbformat raises several kinds; the message says which
         return f"{shown} is not a readable notebook ({error})"
     if not papermill:
@@ -159,7 +160,7 @@ def stale(tree: l10n.Tree, stem: str, executed: nbformat.NotebookNode) -> list[i
 
     Papermill's injected parameters cell is left out; a different cell count lists every cell.
     """
-    now = nbformat.read(tree.notebooks / SOURCE / f"{stem}.ipynb", as_version=4).cells
+    now = nbcheck.read(tree.notebooks / SOURCE / f"{stem}.ipynb").cells
     cells = [c for c in executed.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     if len(cells) != len(now):
         return list(range(max(len(cells), len(now))))
@@ -544,11 +545,13 @@ def write_sources(
 
     Raises:
         L10nError: A catalog cannot be read.
+        NotOwnedError: `src` holds files this tool did not write.
     """
+    outputs.claim(src, TOOL)
     pages: dict[str, list[Page]] = {lang: [] for lang in langs}
     log = []
     for stem, path in found.items():
-        executed = nbformat.read(path, as_version=4)
+        executed = nbcheck.read(path)
         differ = stale(tree, stem, executed)
         if differ:
             log.append(
@@ -588,11 +591,13 @@ def sphinx_command(src: Path, lang: str) -> list[str]:
 
 
 def assemble(src: Path, out: Path, langs: list[str]) -> None:
-    """Replaces `out` with the rendered projects: English at the top, the others in folders."""
-    shutil.rmtree(out, ignore_errors=True)
+    """Replaces `out` (only if this tool made it) with the rendered projects: English at the
+    top, the others in folders; they are copied beside it first, then renamed into place."""
+    staged = outputs.staging(out)
     for lang in langs:
         html_files = src / SPHINX_WORK / lang / "html"
-        shutil.copytree(html_files, output_folder(out, lang), dirs_exist_ok=True)
+        shutil.copytree(html_files, output_folder(staged, lang), dirs_exist_ok=True)
+    outputs.replace(staged, out, TOOL)
 
 
 def run_sphinx(src: Path, langs: list[str], jobs: int = 2) -> list[str]:
@@ -693,10 +698,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tree = l10n.Tree(args.root.resolve())
     src, out = args.src.resolve(), args.out.resolve()
-    if args.clean:
-        for folder in (src, out):
-            shutil.rmtree(folder, ignore_errors=True)
     try:
+        for folder in (src, out) if args.clean else ():
+            outputs.clear(folder, TOOL)
         if args.command == "sources":
             langs = site_languages(tree, args.lang)
             found = executed_notebooks(tree, args.executed.resolve(), args.pytorch_xla.resolve())
@@ -711,7 +715,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.jobs,
                 src,
             )
-    except (SiteError, l10n.L10nError) as error:
+    except (SiteError, l10n.L10nError, outputs.NotOwnedError, nbcheck.NotebookFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print("\n".join(log))

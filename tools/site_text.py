@@ -282,3 +282,7 @@ def text(lang: str, key: str, **values: object) -> str:
 def placeholders(template: str) -> set[str]:
     """The `{names}` a template fills in."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+if __name__ == "__main__":
+    raise SystemExit("tools.site_text has no command line: the other tools import it.")

@@ -96,10 +96,16 @@ def is_fresh(name: str, root: Path = ROOT) -> bool:
     return recorded(name, root) == current(name, root)
 
 
-def write(name: str, summary: str, root: Path = ROOT) -> Path:
-    """Records that session `name` passed with its current inputs."""
+def write(name: str, summary: str, started: str, root: Path = ROOT) -> Path:
+    """Records that session `name` passed with the inputs it had when it `started` (their
+    digest, taken then); refuses if they changed while it ran, since the run did not test them."""
+    if (now := current(name, root)) != started:
+        raise RuntimeError(
+            f"{name}: its inputs changed while it ran ({started[:12]} -> {now[:12]}): not "
+            "stamped. Run it again without editing them."
+        )
     stamp = sessions(root)[name][1]
-    stamp.write_text(f"{current(name, root)}  passed: {summary}\n", encoding="utf-8")
+    stamp.write_text(f"{started}  passed: {summary}\n", encoding="utf-8")
     return stamp
 
 

@@ -213,3 +213,7 @@ def case_main(strategy_key: str, apis: list[str]) -> None:
         print(MARKER + json.dumps({"api": api, **result}), flush=True)
     # Leave at once: a multi-worker runtime can take seconds to shut down after its partner left.
     os._exit(0)
+
+
+if __name__ == "__main__":
+    raise SystemExit("tools.support_cases has no command line: the other tools import it.")

@@ -78,8 +78,8 @@ class Options:
         for key in checks.of_type(self.strategies, tuple, "strategies"):
             checks.one_of(key, support.STRATEGIES, "strategy")
         checks.one_of(self.isolate, ("case", "strategy"), "isolate")
-        checks.positive_int(self.parallel, "parallel")
-        checks.finite_number(self.timeout, "timeout", minimum=1.0)
+        checks.integer(self.parallel, "parallel")
+        checks.number(self.timeout, "timeout", minimum=1.0)
 
 
 def alternative(strategy_key: str, api: str) -> str | None:
@@ -232,10 +232,38 @@ def measure(options: Options | None = None) -> dict[str, Any]:
     return annotate(table | {"estimator": estimator_status()})
 
 
+def format_table(table: Mapping[str, Any]) -> str:
+    """A table as text: a row per strategy, a column per API; then the errors and unmeasured
+    cases. It is stored with the table, for `tpuhelpers.support.format_table`."""
+    STRATEGIES, APIS = support.STRATEGIES, support.APIS  # noqa: N806 - the package's tables
+    width = max(map(len, STRATEGIES.values()))
+    lines = [f"Measured with {table['key']} (Keras {table['keras']})", ""]
+    lines += [f"{'strategy':<{width}}" + "".join(f"  {label:<28}" for label in APIS.values())]
+    errors, reasons = [], {}
+    for key, label in STRATEGIES.items():
+        found = table["cases"].get(key, {})
+        cells = ""
+        for api, result in ((api, found[api]) for api in APIS if api in found):
+            error = f" ({result['error']})" if "error" in result else ""
+            cells += f"  {result['status'] + error:<28}"
+            if "message" in result:
+                errors += [f"  {label}, {APIS[api]}: {result['message']}"]
+                errors += [f"      instead: {result['instead']}"] if "instead" in result else []
+            reasons.update({label: result["reason"]} if "reason" in result else {})
+        lines += [f"{label:<{width}}{cells}"] if cells else []
+    lines = [line.rstrip() for line in lines]
+    if errors:
+        lines += ["", "Errors (first line), and what works instead:", *errors]
+    if reasons:
+        lines += ["", "Not measured here:", *(f"  {k}: {v}" for k, v in reasons.items())]
+    return "\n".join(lines)
+
+
 def write_reference(table: Mapping[str, Any], path: Path = support.REFERENCE) -> None:
-    """Stores `table` under its key, keeping the tables of other flavors and versions."""
+    """Stores `table` (and its text) under its key, keeping the tables of other stacks."""
     tables = support.load_reference(path)
-    tables[table["key"]] = {k: v for k, v in table.items() if k != "key"}
+    tables[table["key"]] = {k: v for k, v in table.items() if k not in ("key", "note")}
+    tables[table["key"]]["text"] = format_table({**table, "note": None})
     path.write_text(json.dumps(tables, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -295,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
     strategies = tuple(args.strategies or support.STRATEGIES)
     start = time.perf_counter()
     table = measure(Options(strategies, args.isolate, args.parallel))
-    print(support.format_table(table))
+    print(format_table(table))
     print(f"\n({time.perf_counter() - start:.0f} s)")
     if args.command == "write":
         write_reference(table)

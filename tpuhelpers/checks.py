@@ -1,30 +1,63 @@
-"""Argument checks shared by the helpers: one home for each, with messages that say the fix."""
-
-from __future__ import annotations
+"""Parameter checks, one per kind of value: messages name the value, what it was, what is valid."""
 
 import json
 import math
+import numbers
+import re
 from collections.abc import Collection
 from typing import Any
 
-
-def positive_int(value: object, name: str, maximum: int | None = None, hint: str = "") -> int:
-    """Returns `value` if it is an int in 1..maximum, else raises a ValueError with `hint`."""
-    bound = f" and at most {maximum}" if maximum is not None else ""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive integer{bound}, got {value!r}. {hint}".strip())
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum}, got {value}. {hint}".strip())
-    return value
+_ASCII_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def finite_number(value: object, name: str, minimum: float = 0.0) -> float:
-    """Returns `value` as a float if it is a finite number of at least `minimum`."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+def integer(
+    value: object,
+    name: str,
+    minimum: int | None = 1,
+    maximum: int | None = None,
+    hint: str = "",
+    text: bool = False,
+) -> int:
+    """Returns `value` as an int if it is one in minimum..maximum: an int or a numpy integer (not
+    a bool or a float); with `text`, also ASCII digits in a string (not '٣' or '²')."""
+    if text and isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()):
+        value = int(value.strip())
+    wrong_type = isinstance(value, bool) or not isinstance(value, numbers.Integral)
+    if wrong_type or (minimum is not None and value < minimum):
+        kind = {1: "a positive integer", 0: "a non-negative integer"}.get(minimum)
+        kind = kind or ("an integer" + (f" of at least {minimum}" if minimum is not None else ""))
+        kind += f" and at most {maximum}" if maximum is not None else ""
+        message = f"{name} must be {kind}, got {value!r}."
+    elif maximum is not None and value > maximum:
+        message = f"{name} must be at most {maximum}, got {value!r}."
+    else:
+        return int(value)
+    raise ValueError(f"{message} {hint}".strip())
+
+
+def number(
+    value: object, name: str, minimum: float | None = 0.0, maximum: float | None = None
+) -> float:
+    """Returns `value` as a float if it is a finite real number (numpy's too) in the range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}.")
-    if value < minimum:
+    if minimum is not None and value < minimum:
         raise ValueError(f"{name} must be at least {minimum}, got {value!r}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be at most {maximum}, got {value!r}.")
     return float(value)
+
+
+def address(value: object, name: str) -> str:
+    """Returns `host:port` with `localhost` spelled 127.0.0.1, so that one port under two names is
+    one address; the port must be ASCII digits in 1..65535."""
+    host, _, port = str(value).strip().rpartition(":")
+    host_ok = re.fullmatch(r"[^\s:\[\]/]+|\[[0-9a-fA-F:]+\]", host)
+    port_ok = re.fullmatch(r"[0-9]{1,5}", port) and 0 < int(port) < 65536
+    if not isinstance(value, str) or not host_ok or not port_ok:
+        example = "e.g. 127.0.0.1:2222; port 1-65535"
+        raise ValueError(f"{name} must be host:port ({example}), got {value!r}.")
+    return f"{'127.0.0.1' if host.lower() == 'localhost' else host}:{int(port)}"
 
 
 def one_of(value: object, allowed: Collection[Any], name: str) -> Any:

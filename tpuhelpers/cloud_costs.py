@@ -1,18 +1,15 @@
 """What a Cloud TPU run costs, from the dated list prices in `tpu_prices.yaml`."""
 
-from __future__ import annotations
-
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from tpuhelpers.checks import finite_number, one_of
+from tpuhelpers.checks import number, one_of
 from tpuhelpers.cloud_jobs import load_data
 
 PRICES = load_data("tpu_prices.yaml")  # US dollars per hour, with the table's date and sources
 
 
-@dataclass(frozen=True)
-class Cost:
+class Cost(NamedTuple):
     """One run's cost in US dollars: the TPU, its host VM (billed apart), and both."""
 
     billed_seconds: int
@@ -29,15 +26,10 @@ def hourly_price(table: str, name: str, region: str, preemptible: bool = False) 
 
 
 def estimate_cost(
-    tpu_type: str,
-    region: str,
-    hours: float,
-    *,
-    preemptible: bool = False,
-    host_machine_type: str | None = None,
+    tpu_type: str, region: str, hours: float, *, preemptible=False, host_machine_type=None
 ) -> Cost:
     """Prices `hours` billed per started second, plus a host VM if named; ValueError if no price."""
-    seconds = math.ceil(round(finite_number(hours, "hours") * 3600, 6))
+    seconds = math.ceil(round(number(hours, "hours") * 3600, 6))
     tpu = hourly_price("tpu", tpu_type, region, preemptible) * seconds / 3600
     vm = host_machine_type
     host = hourly_price("host_vm", vm, region, preemptible) * seconds / 3600 if vm else 0.0

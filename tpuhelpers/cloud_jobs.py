@@ -1,7 +1,5 @@
 """Offline checks of Cloud TPU job specs against the rules in `cloud_rules.yaml`."""
 
-from __future__ import annotations
-
 import copy
 import re
 from collections.abc import Callable, Mapping

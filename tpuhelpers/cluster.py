@@ -1,7 +1,5 @@
 """A launcher for local TensorFlow clusters: a process per task, none outliving the launcher."""
 
-from __future__ import annotations
-
 import contextlib
 import dataclasses
 import json
@@ -13,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -23,28 +22,40 @@ from tpuhelpers import checks
 ROLES = ("chief", "worker", "ps", "evaluator")
 _LOOPBACK = r"localhost|127(\.\d+){3}|\[::1\]"
 
-# TensorFlow's informational start-up lines, which TF_CPP_MIN_LOG_LEVEL cannot hide.
-NOISE = re.compile(
+NOISE = re.compile(  # TensorFlow's start-up notices, which TF_CPP_MIN_LOG_LEVEL cannot hide
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR$"
     r"|I\d{4} [\d:.]+ +\d+ (port|cpu_feature_guard|cudart_stub)\.cc:\d+\] "
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
 )
 
 # A task's process leads its group: it forks the script and watches the launcher, whose death
-# (SIGKILL included) sends it SIGTERM (PR_SET_PDEATHSIG); then it kills its whole group.
+# (SIGKILL included) sends it SIGTERM (PR_SET_PDEATHSIG); then it kills every process the script
+# started, in its group or in a session of its own (found in /proc: orphans come back to it, a
+# PR_SET_CHILD_SUBREAPER), and its group. When the script ends, it kills what is left.
 _WATCHDOG = """\
 import os, runpy, signal, sys
-kill_group = lambda *_: os.killpg(0, signal.SIGKILL)
-signal.signal(signal.SIGTERM, kill_group)
-sys.platform == "linux" and __import__("ctypes").CDLL(None).prctl(1, signal.SIGTERM)
-os.getppid() == int(sys.argv[1]) or kill_group()
-if os.fork() == 0:
+def kill_all(*_):
+    parents = {}
+    for pid in filter(str.isdigit, os.listdir("/proc") if sys.platform == "linux" else ()):
+        try: parents[int(pid)] = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError): pass
+    found = [os.getpid()]
+    for pid in found: found += [child for child, parent in parents.items() if parent == pid]
+    for pid in found[1:]:
+        try: os.kill(pid, signal.SIGKILL)
+        except OSError: pass
+signal.signal(signal.SIGTERM, lambda *_: (kill_all(), os.killpg(0, signal.SIGKILL)))
+libc = sys.platform == "linux" and __import__("ctypes").CDLL(None)
+libc and (libc.prctl(1, signal.SIGTERM), libc.prctl(36, 1))
+os.getppid() == int(sys.argv[1]) or os.killpg(0, signal.SIGKILL)
+if (script := os.fork()) == 0:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     sys.argv = sys.argv[2:]
     sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
     runpy.run_path(sys.argv[0], run_name="__main__")
     sys.exit()
-code = os.waitstatus_to_exitcode(os.wait()[1])
+code = os.waitstatus_to_exitcode(os.waitpid(script, 0)[1])
+kill_all()
 os.kill(os.getpid(), -code) if code < 0 else sys.exit(code)
 """
 
@@ -76,9 +87,9 @@ def tasks(cluster: Mapping[str, list[str]]) -> list[Task]:
 def local_cluster(workers: int = 2, *, ps: int = 0, chief: int = 0) -> dict[str, list[str]]:
     """A cluster on 127.0.0.1, e.g. `{"worker": ["127.0.0.1:PORT", ...]}`, with free ports."""
     counts = {"chief": checks.one_of(chief, (0, 1), "chief count"), "worker": workers, "ps": ps}
-    checks.positive_int(workers, "workers", hint="A cluster needs workers.")
+    checks.integer(workers, "workers", hint="A cluster needs workers.")
     if ps != 0:
-        checks.positive_int(ps, "ps", hint="Or 0 for no parameter servers.")
+        checks.integer(ps, "ps", hint="Or 0 for no parameter servers.")
     ports: list[int] = []  # below the system's own range, so that no other program takes one
     with contextlib.ExitStack() as stack:  # each socket stays bound until all are chosen
         for port in random.sample(range(10_000, 32_768), 1000):
@@ -91,21 +102,22 @@ def local_cluster(workers: int = 2, *, ps: int = 0, chief: int = 0) -> dict[str,
 
 
 def _check_cluster(cluster: object, allow_remote: bool) -> dict[str, list[str]]:
+    found: dict[str, str] = {}  # normalised address -> where it was given
     for role, addresses in checks.of_type(cluster, Mapping, "cluster").items():
         checks.one_of(role, ROLES, "role in cluster (TensorFlow 1's 'master' is 'chief')")
-        for index, address in enumerate(checks.of_type(addresses, list, f"cluster.{role}")):
-            port = str(address).rpartition(":")[2]
-            if not re.fullmatch(r"[^\s:]+:\d{1,5}", str(address)) or not 0 < int(port) < 65536:
-                raise ValueError(f"cluster.{role}[{index}] must be 'host:port', got {address!r}.")
-    found = [address for role in ROLES for address in cluster.get(role, ())]
-    if not found or len(set(found)) < len(found):
+        for index, given in enumerate(checks.of_type(addresses, list, f"cluster.{role}")):
+            address = checks.address(given, where := f"cluster.{role}[{index}]")
+            if address in found:
+                raise ValueError(f"{where} ({given!r}) is also {found[address]}: one port a task")
+            found[address] = where
+            if not (allow_remote or re.fullmatch(_LOOPBACK, address.rpartition(":")[0])):
+                raise ValueError(
+                    f"{Task(role, index, given)}: {given} is not loopback; TensorFlow's gRPC "
+                    "servers have no authentication: use 127.0.0.1, or Options(allow_remote=True) "
+                    "on a trusted network."
+                )
+    if not found:
         raise ValueError(f"The cluster needs tasks, each with its own address: {cluster}.")
-    for task in tasks(cluster):
-        if not (allow_remote or re.fullmatch(_LOOPBACK, task.address.rpartition(":")[0])):
-            raise ValueError(
-                f"{task}: {task.address} is not loopback; TensorFlow's gRPC servers have no "
-                "authentication: use 127.0.0.1, or Options(allow_remote=True) on a trusted network."
-            )
     return dict(cluster)
 
 
@@ -123,7 +135,7 @@ class Options:
         checks.of_type(self.args, (list, tuple), "args")
         for role in checks.of_type(self.roles, tuple, "roles"):
             checks.one_of(role, ROLES, "role")
-        checks.finite_number(self.timeout, "timeout", minimum=0.1)
+        checks.number(self.timeout, "timeout", minimum=0.1)
 
 
 def describe_exit(code: int) -> str:
@@ -132,7 +144,11 @@ def describe_exit(code: int) -> str:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    """Kills a task's process group, even after the task exited (it may have left children)."""
+    """Stops a task: its watchdog kills all the task started (SIGTERM), then its process group is
+    killed, even after the task exited (it may have left children)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        process.poll() is None and os.kill(process.pid, signal.SIGTERM)
+        process.wait(timeout=5)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -239,7 +255,7 @@ class Job(contextlib.AbstractContextManager):
                 with contextlib.suppress(OSError), socket.create_connection((host, port)):
                     waiting.remove(task)
 
-    def wait(self, timeout: float | None = None) -> Job:
+    def wait(self, timeout: float | None = None) -> "Job":
         """Shows the output until all tasks exit; a LaunchError on a failure or after `timeout`."""
         timeout = timeout or self.options.timeout
         deadline = time.monotonic() + timeout
@@ -265,6 +281,26 @@ class Job(contextlib.AbstractContextManager):
             _kill_group(process)
 
     __exit__ = stop
+
+
+def run_script(
+    script: str | os.PathLike, args=(), *, timeout: float, **popen
+) -> subprocess.CompletedProcess:
+    """Runs a Python script like `subprocess.run(..., capture_output=True, text=True)`, under the
+    watchdog of `start`'s tasks: it and all it starts end with this process (a killed kernel
+    too), after `timeout` s (a LaunchError), or on an interrupt."""
+    command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), str(script), *args]
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(command, **{**_POPEN, "stdout": out, "stderr": err, **popen})
+        try:
+            process.wait(timeout=checks.number(timeout, "timeout", 0.1))
+        except subprocess.TimeoutExpired:
+            stopped = f"{script} ran over {timeout:g} s: it and its children were stopped."
+            raise LaunchError(stopped) from None
+        finally:
+            _kill_group(process)  # and whatever it left running
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
 
 
 def start(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:

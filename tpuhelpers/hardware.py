@@ -1,7 +1,5 @@
 """Find the best hardware (a TPU, GPUs, else the CPU) and return a `tf.distribute.Strategy`."""
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,8 +12,6 @@ from tpuhelpers.tpu import (  # noqa: F401 - the TPU half of this module's publi
     connect_tpu,
     find_tpu,
     import_tensorflow,
-    tpu_device_files,
-    tpu_wheel_version,
 )
 
 ACCELERATOR_ENV = "TPUHELPERS_ACCELERATOR"
@@ -24,15 +20,11 @@ ACCELERATORS = ("auto", "tpu", "gpu", "cpu")
 MAX_CPU_REPLICAS = 64  # each logical CPU device holds a model copy and runs its own threads
 
 
-class HardwareError(RuntimeError):
-    """Base class of the errors raised when hardware cannot be found or set up."""
-
-
-class AcceleratorNotFoundError(HardwareError):
+class AcceleratorNotFoundError(RuntimeError):
     """The accelerator that was asked for is not on this machine."""
 
 
-class CpuSplitError(HardwareError):
+class CpuSplitError(RuntimeError):
     """The CPU could not be split into logical devices (the runtime already started)."""
 
 
@@ -58,8 +50,7 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
     """Decides "tpu", "gpu" or "cpu"; AcceleratorNotFoundError if a forced one is missing."""
     gpus = platform.num_gpus() if accelerator in ("gpu", "auto") or tpu is None else 0
     found = [f"a TPU ({tpu.source})"] if tpu else []
-    found += [f"{gpus} GPU{'s' * (gpus > 1)}"] if gpus else []
-    found.append("the CPU")
+    found += ([f"{gpus} GPU{'s' * (gpus > 1)}"] if gpus else []) + ["the CPU"]
     if accelerator == "tpu" and tpu is None:
         wheel = platform.tpu_wheel()
         raise AcceleratorNotFoundError(
@@ -83,9 +74,8 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
 def split_cpu(replicas: int) -> list[str]:
     """Splits the CPU into `replicas` logical devices before the runtime starts (again with the
     same count is harmless); returns their names, or raises CpuSplitError when too late."""
-    replicas = checks.positive_int(replicas, "cpu_replicas", MAX_CPU_REPLICAS)
+    replicas = checks.integer(replicas, "cpu_replicas", 1, MAX_CPU_REPLICAS)
     tf = import_tensorflow()
-
     cpu = tf.config.list_physical_devices("CPU")[0]
     if len(tf.config.get_logical_device_configuration(cpu) or [None]) != replicas:
         try:
@@ -123,7 +113,6 @@ def get_strategy(
         cpu_replicas: CPU devices (1-64) if the CPU is used; None reads TPUHELPERS_CPU_REPLICAS.
         tpu, zone, project: A Cloud TPU's name, zone and project; or "grpc://host:port", "local".
         tpu_attempts: Connection attempts (default: 40 for a managed job's TPU, else 1).
-        platform: The machine (tests pass a fake).
 
     Raises:
         ValueError: An unknown accelerator, a bad replica count or TPU address.
@@ -139,8 +128,7 @@ def get_strategy(
     accelerator = checks.one_of(str(chosen).strip().lower(), ACCELERATORS, f"{name} value")
     name = CPU_REPLICAS_ENV if cpu_replicas is None else "cpu_replicas"
     value = env.get(CPU_REPLICAS_ENV, "1") if cpu_replicas is None else cpu_replicas
-    value = int(value) if isinstance(value, str) and value.strip().isdigit() else value
-    replicas = checks.positive_int(value, name, MAX_CPU_REPLICAS)
+    replicas = checks.integer(value, name, 1, MAX_CPU_REPLICAS, text=cpu_replicas is None)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
     kind = choose_kind(accelerator, target, platform)
     notes: list[str] = []
@@ -159,7 +147,6 @@ def get_strategy(
 def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, str, str]:
     """Builds the strategy for `kind`; a TPU that cannot be reached falls back unless strict."""
     tf = import_tensorflow()
-
     if kind == "tpu":
         attempts, strict = tpu
         try:
@@ -207,9 +194,7 @@ def _report(kind: str, strategy: Any, how: str, notes: list[str]) -> HardwareRep
 
 def describe(strategy: Any | None = None) -> HardwareReport:
     """Describes a strategy (default: the one in scope): hardware, replicas, devices, how."""
-    tf = import_tensorflow()
-
-    strategy = strategy if strategy is not None else tf.distribute.get_strategy()
+    strategy = strategy if strategy is not None else import_tensorflow().distribute.get_strategy()
     if id(strategy) in _REPORTS:
         return _REPORTS[id(strategy)]
     report = _report("CPU", strategy, "created outside tpuhelpers", [])

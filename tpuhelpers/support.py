@@ -1,7 +1,5 @@
 """Which training API works with which strategy, per stack: `support_table.json`'s tables."""
 
-from __future__ import annotations
-
 import json
 import re
 from collections.abc import Mapping
@@ -52,10 +50,9 @@ class Stack:
 
 def current_stack() -> Stack:
     """The stack of this process (imports TensorFlow)."""
-    tf = tpu.import_tensorflow()
     wheel = next((w for w in WHEELS if any(metadata.distributions(name=w))), "tensorflow")
     keras = training.keras_version().split()[-1]  # tf-keras' tf.keras has no __version__
-    return Stack(training.keras_flavor(), tf.__version__, wheel, keras)
+    return Stack(training.keras_flavor(), tpu.import_tensorflow().__version__, wheel, keras)
 
 
 def load_reference(path: Path = REFERENCE) -> dict[str, Any]:
@@ -90,26 +87,5 @@ def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dic
 
 
 def format_table(table: Mapping[str, Any]) -> str:
-    """A table as text: a row per strategy, a column per API; then the errors and unmeasured."""
-    width = max(map(len, STRATEGIES.values()))
-    lines = [f"Note: {table['note']}", ""] if table.get("note") else []
-    lines += [f"Measured with {table['key']} (Keras {table['keras']})", ""]
-    lines += [f"{'strategy':<{width}}" + "".join(f"  {label:<28}" for label in APIS.values())]
-    errors, reasons = [], {}
-    for key, label in STRATEGIES.items():
-        found = table["cases"].get(key, {})
-        cells = ""
-        for api, result in ((api, found[api]) for api in APIS if api in found):
-            error = f" ({result['error']})" if "error" in result else ""
-            cells += f"  {result['status'] + error:<28}"
-            if "message" in result:
-                errors += [f"  {label}, {APIS[api]}: {result['message']}"]
-                errors += [f"      instead: {result['instead']}"] if "instead" in result else []
-            reasons.update({label: result["reason"]} if "reason" in result else {})
-        lines += [f"{label:<{width}}{cells}"] if cells else []
-    lines = [line.rstrip() for line in lines]
-    if errors:
-        lines += ["", "Errors (first line), and what works instead:", *errors]
-    if reasons:
-        lines += ["", "Not measured here:", *(f"  {k}: {v}" for k, v in reasons.items())]
-    return "\n".join(lines)
+    """A table's text (a row per strategy, a column per API), after its `note` if it has one."""
+    return (f"Note: {table['note']}\n\n" if table.get("note") else "") + table["text"]

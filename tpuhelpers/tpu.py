@@ -1,14 +1,13 @@
-"""Find a TPU and connect to it (notebook 01 by hand), with retries and every wait bounded."""
-
-from __future__ import annotations
+"""Find a TPU and connect to it (notebook 01 by hand), waits bounded; quiet TensorFlow's noise."""
 
 import glob
 import importlib.metadata
+import logging
 import os
-import re
 import socket
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -17,12 +16,9 @@ from typing import Any
 from tpuhelpers import checks
 
 TPU_CONFIG_EXAMPLE = '{"tpu_node_name": "my-tpu", "zone": "us-central1-b", "project": "my-project"}'
-_HOST_PORT = re.compile(r"[A-Za-z0-9.\-]+:\d{1,5}|\[[0-9a-fA-F:]+\]:\d{1,5}")
 _LOCAL_SOURCE = "TPU VM: TPUClusterResolver(tpu='local')"
-_NO_CHIP_NOTE = (  # .format(wheel version)
-    "tensorflow-tpu {} is installed, but this machine has no TPU chip (no /dev/accel* or "
-    "/dev/vfio/N device)"
-)
+_NO_CHIP_NOTE = "tensorflow-tpu {} is installed, but this machine has no TPU chip"
+_NO_CHIP_NOTE += " (no /dev/accel* or /dev/vfio/N device)"  # .format(wheel version)
 
 
 class TpuConnectionError(RuntimeError):
@@ -31,8 +27,7 @@ class TpuConnectionError(RuntimeError):
 
 @dataclass(frozen=True)
 class TpuTarget:
-    """`TPUClusterResolver`'s arguments, how they were found (`source`), and whether the TPU
-    may still be provisioning (`wait`: a managed job's TPU, retried)."""
+    """`TPUClusterResolver`'s arguments, their `source`, and `wait` (retry: may be provisioning)."""
 
     tpu: str
     zone: str | None = None
@@ -44,16 +39,12 @@ class TpuTarget:
 def import_tensorflow() -> Any:
     """Imports TensorFlow after making the TPU wheel's import bounded (no metadata wait)."""
     skip_tpu_metadata_query()
-    import tensorflow as tf
-
-    return tf
+    return importlib.import_module("tensorflow")
 
 
 def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
     """TensorFlow's errors for a TPU that is missing, unreachable or still provisioning."""
-    tf = import_tensorflow()
-
-    e = tf.errors  # InternalError: tensorflow-tpu on a machine without TPU chips (a RET_CHECK)
+    e = import_tensorflow().errors  # InternalError: tensorflow-tpu with no TPU chip (a RET_CHECK)
     return (ValueError, ConnectionError, e.NotFoundError, e.InvalidArgumentError) + (
         e.UnavailableError, e.DeadlineExceededError, e.UnimplementedError, e.InternalError
     )  # fmt: skip
@@ -66,10 +57,7 @@ def tpu_device_files() -> list[str]:
 
 def tpu_wheel_version() -> str | None:
     """The installed version of the `tensorflow-tpu` wheel, or None."""
-    try:
-        return importlib.metadata.version("tensorflow-tpu")
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return next((d.version for d in importlib.metadata.distributions(name="tensorflow-tpu")), None)
 
 
 def skip_tpu_metadata_query(
@@ -88,19 +76,12 @@ def skip_tpu_metadata_query(
 
 def grpc_address(value: str, where: str) -> str:
     """Normalises `host:port` or `grpc://host:port` to `grpc://host:port`; refuses anything else."""
-    address = value.strip().removeprefix("grpc://")
-    if not _HOST_PORT.fullmatch(address) or not 0 < int(address.rsplit(":", 1)[1]) < 65536:
-        raise ValueError(
-            f"{where} must be host:port (e.g. 10.0.0.2:8470), optionally after grpc://; "
-            f"got {value!r}."
-        )
-    return "grpc://" + address
+    return "grpc://" + checks.address(str(value).strip().removeprefix("grpc://"), where)
 
 
 def _default_connect(target: TpuTarget) -> Any:
     """Connects to `target` and initializes its TPU system; returns the resolver."""
     tf = import_tensorflow()
-
     if target.tpu.startswith("grpc://"):  # fail in seconds where nothing listens
         host, port = target.tpu.removeprefix("grpc://").rsplit(":", 1)
         socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
@@ -116,9 +97,7 @@ def _default_connect(target: TpuTarget) -> Any:
 
 
 def _count_gpus() -> int:
-    tf = import_tensorflow()
-
-    return len(tf.config.list_physical_devices("GPU"))
+    return len(import_tensorflow().config.list_physical_devices("GPU"))
 
 
 @dataclass
@@ -138,8 +117,7 @@ def parse_tpu_config(text: str) -> TpuTarget:
     """Parses a managed job's `TPU_CONFIG` (JSON: tpu_node_name, zone, project)."""
     config = checks.json_object(text, "TPU_CONFIG", TPU_CONFIG_EXAMPLE)
     keys = ("tpu_node_name", "zone", "project")
-    wrong = [key for key in keys if not isinstance(config.get(key), str) or not config[key]]
-    if wrong:
+    if wrong := [key for key in keys if not isinstance(config.get(key), str) or not config[key]]:
         raise ValueError(
             f"TPU_CONFIG lacks {', '.join(wrong)} (each a non-empty string); got keys "
             f"{sorted(config)}. Expected e.g. {TPU_CONFIG_EXAMPLE}."
@@ -200,21 +178,14 @@ def connect_tpu(
     attempt_timeout: float = 120.0,
     platform: Platform | None = None,
 ) -> Any:
-    """Connects to a TPU, initializes its system and returns the `TPUClusterResolver`.
-
-    Args:
-        target: Where the TPU is (see `find_tpu`).
-        attempts: Tries; default 40 for a managed job's TPU (it may be provisioning), else 1.
-        delay: Seconds between attempts.
-        attempt_timeout: Seconds one attempt may take (restart the kernel after a timeout).
-        platform: The machine (tests pass a fake).
-
-    Raises:
-        TpuConnectionError: Every attempt failed; it names what was tried and the last error.
-    """
+    """Connects to a TPU, initializes its system and returns the `TPUClusterResolver`. `attempts`:
+    default 40 for a managed job's TPU (it may be provisioning), else 1; `attempt_timeout`: seconds
+    one may take (restart the kernel after a timeout). TpuConnectionError if every attempt fails:
+    it names what was tried and the last error."""
     platform = platform or Platform()
     default = 40 if target.wait else 1
-    attempts = checks.positive_int(default if attempts is None else attempts, "attempts")
+    attempts = checks.integer(default if attempts is None else attempts, "attempts")
+    checks.number(delay, "delay"), checks.number(attempt_timeout, "attempt_timeout", 0.1)
     not_ready = platform.not_ready_errors() + (TimeoutError, OSError)
     for attempt in range(1, attempts + 1):
         try:
@@ -232,3 +203,22 @@ def connect_tpu(
         "s.) If this machine has no TPU, use accelerator='auto', 'gpu' or 'cpu'; on Colab, pick "
         "a TPU runtime under Runtime > Change runtime type."
     ) from last_error
+
+
+def quiet_tensorflow() -> None:
+    """Hides TensorFlow's start-up lines and warnings (not errors); call before it is imported."""
+    if note := skip_tpu_metadata_query():  # tensorflow-tpu without a TPU chip
+        print("Note:", note)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # C++: errors only
+    # TF_ENABLE_ONEDNN_OPTS=0 would also hide the oneDNN notice, but halves CPU training speed.
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    logging.getLogger("tensorflow").setLevel(logging.ERROR)
+    for module in ("tensorflow", "keras", "tf_keras", "tensorflow_datasets", "absl"):
+        warnings.filterwarnings("ignore", category=DeprecationWarning, module=module)
+        warnings.filterwarnings("ignore", category=FutureWarning, module=module)
+    warnings.filterwarnings("ignore", category=UserWarning, module="keras")
+    absl_logging = importlib.import_module("absl.logging")  # installed with TensorFlow
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    tf = import_tensorflow()
+    tf.get_logger().setLevel(logging.ERROR)
+    tf.autograph.set_verbosity(0)

@@ -1,7 +1,5 @@
 """Checks and one fix (`fix_steps_per_execution`) for training under `tf.distribute`, Keras 3."""
 
-from __future__ import annotations
-
 from importlib.metadata import version
 from typing import Any
 
@@ -10,8 +8,7 @@ from tpuhelpers import checks, tpu
 
 def keras_flavor() -> str:
     """Returns `"keras3"` for Keras 3 (the default `tf.keras`), `"tf-keras"` for legacy Keras 2."""
-    tf = tpu.import_tensorflow()
-    return "tf-keras" if tf.keras.__name__.startswith("tf_keras") else "keras3"
+    return "tf-keras" if tpu.import_tensorflow().keras.__name__.startswith("tf_keras") else "keras3"
 
 
 def keras_version() -> str:
@@ -33,8 +30,7 @@ def _in_scope(strategy: Any, obj: Any) -> bool:
 def check_created_in_scope(strategy: Any, **objects: Any) -> None:
     """Raises a ValueError naming each of `objects` (models, optimizers, metrics or variable
     lists, passed as `model=model`) whose variables were created outside `strategy.scope()`."""
-    outside = [name for name, obj in objects.items() if not _in_scope(strategy, obj)]
-    if outside:
+    if outside := [name for name, obj in objects.items() if not _in_scope(strategy, obj)]:
         names = ", ".join(outside)
         was, its = ("was", "its") if len(outside) == 1 else ("were", "their")
         raise ValueError(
@@ -55,7 +51,7 @@ def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
         return model  # tf-keras runs steps_per_execution on several replicas by itself
-    steps = checks.positive_int(int(model.steps_per_execution), "steps_per_execution")
+    steps = checks.integer(int(model.steps_per_execution), "steps_per_execution")
     strategy = model.distribute_strategy
     if not (always or strategy.num_replicas_in_sync > 1 and steps > 1):
         return model

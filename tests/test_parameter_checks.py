@@ -1,0 +1,93 @@
+"""Each notebook checks its parameters in the cell after the parameters cell: the defaults and the
+CI parameters pass, and a bad value stops there with a message that names the parameter, before
+anything slow runs. The two cells are executed here as they are, in a namespace of their own."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from tools import nbcheck, notebooks
+
+ENGLISH = sorted((nbcheck.NOTEBOOKS / "en").glob("*.ipynb"))
+
+
+def checked_cells(path) -> tuple[str, str]:
+    cells = nbcheck.read(path).cells
+    (index,) = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
+    return cells[index].source, cells[index + 1].source
+
+
+def run_checks(path, **overrides) -> dict:
+    parameters, checks = checked_cells(path)
+    namespace: dict = {}
+    exec(parameters, namespace)  # noqa: S102 - the notebook's own cells
+    namespace.update(overrides)
+    exec(checks, namespace)  # noqa: S102
+    return namespace
+
+
+REAL_NUMBERS = {"SHARD_MB"}  # whole by default, fractions allowed
+
+
+def bad_values(name: str, default: object) -> list[object]:
+    """Values each parameter's check must refuse, by the type of its default."""
+    if name in REAL_NUMBERS:
+        return [math.nan, -1.0, "5"]
+    if isinstance(default, bool):
+        return ["yes", 1]
+    if isinstance(default, int):
+        return [-1, 2.5, "3", True]
+    if isinstance(default, float):
+        return [math.nan, -1.0, "0.5", math.inf]
+    if isinstance(default, str):
+        return ["quantum", 3]
+    return [3.5, b"x"]  # None: an optional value of another type
+
+
+def defaults(path) -> dict:
+    namespace: dict = {}
+    exec(checked_cells(path)[0], namespace)  # noqa: S102 - the notebook's parameters cell
+    return {name: namespace[name] for name in nbcheck.parameter_names(checked_cells(path)[0])}
+
+
+CASES = [
+    (path, name, value)
+    for path in ENGLISH
+    for name, default in defaults(path).items()
+    for value in bad_values(name, default)
+]
+
+
+@pytest.mark.parametrize("path", ENGLISH, ids=lambda p: p.stem)
+def test_the_defaults_and_the_ci_parameters_pass_the_checks(path) -> None:
+    run_checks(path)
+    run_checks(path, **notebooks.ci_parameters(path))
+
+
+@pytest.mark.parametrize(
+    ("path", "name", "value"), CASES, ids=[f"{p.stem}-{n}-{v!r}" for p, n, v in CASES]
+)
+def test_a_bad_value_is_refused_naming_the_parameter(path, name: str, value: object) -> None:
+    with pytest.raises((ValueError, TypeError)) as error:
+        run_checks(path, **{name: value})
+    assert re.search(rf"\b{name}\b", str(error.value)), error.value
+
+
+def test_a_seed_numpy_cannot_take_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"^SEED must be at most 4294967295, got 4294967296"):
+        run_checks(ENGLISH[2], SEED=2**32)
+
+
+def test_the_checks_cell_is_required_by_nbcheck(tmp_path) -> None:
+    import nbformat
+
+    path = tmp_path / "notebooks" / "en" / "99_x.ipynb"
+    source = nbcheck.read(ENGLISH[2])
+    source.cells[4].source = source.cells[4].source.replace('"FILTERS"', '"filters"')
+    assert any("does not check FILTERS" in line for line in nbcheck.unchecked_parameters(
+        path, source.cells
+    ))  # fmt: skip
+    assert nbcheck.unchecked_parameters(path, nbformat.read(ENGLISH[2], 4).cells) == []

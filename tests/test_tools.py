@@ -1,0 +1,69 @@
+"""The repository tools as a user meets them: each `python -m tools.X` has a command line with
+`--help` or says it has none (never a silent exit 0), and a broken notebook file is named, with
+the others still checked or run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools import nbcheck, notebooks
+
+ROOT = Path(__file__).resolve().parents[1]
+MODULES = sorted(p.stem for p in (ROOT / "tools").glob("*.py") if p.stem != "__init__")
+WITH_COMMAND_LINE = [m for m in MODULES if "def main(" in (ROOT / "tools" / f"{m}.py").read_text()]
+
+
+def run_tool(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_tool_has_help_or_says_it_has_no_command_line(module: str) -> None:
+    if module in WITH_COMMAND_LINE:
+        result = run_tool(f"tools.{module}", "--help")
+        assert result.returncode == 0 and result.stdout.startswith("usage:"), result.stderr
+    else:
+        result = run_tool(f"tools.{module}")
+        assert result.returncode == 1
+        assert f"tools.{module} has no command line" in result.stderr
+
+
+BROKEN = {
+    "98_folder.ipynb": None,  # a folder where a notebook is expected
+    "97_not_json.ipynb": b"not json\n",
+    "96_latin1.ipynb": b'{"cells": "\xe9"}',
+    "95_not_a_notebook.ipynb": b'{"cells": 3}',
+}
+
+
+@pytest.fixture
+def broken(tmp_path: Path) -> list[Path]:
+    paths = []
+    for name, content in BROKEN.items():
+        path = tmp_path / "en" / name
+        path.parent.mkdir(exist_ok=True)
+        path.mkdir() if content is None else path.write_bytes(content)
+        paths.append(path)
+    return paths
+
+
+def test_nbcheck_names_each_broken_file_and_checks_the_others(broken: list[Path]) -> None:
+    good = nbcheck.NOTEBOOKS / "en" / "02_device_placement.ipynb"
+    found = [line for path in [*broken, good] for line in nbcheck.problems(path)]
+    assert [line.split(" ")[0] for line in found] == [str(path) for path in broken]
+    assert "is a folder, not a notebook" in found[0]
+    assert "is not a Jupyter notebook" in found[1] and "git checkout" in found[1]
+    assert "is not UTF-8 text" in found[2]
+    assert "is not a Jupyter notebook" in found[3]
+
+
+def test_the_notebook_runner_goes_on_past_a_broken_notebook(broken: list[Path], capsys) -> None:
+    files = [p for p in broken if p.is_file()]
+    assert notebooks.main(["run", *map(str, files), "--out", str(broken[0].parent / "x")]) == 1
+    out = capsys.readouterr().out
+    assert out.count("FAILED") == len(files) and f"0 notebooks ran, {len(files)} failed" in out
