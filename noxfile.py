@@ -250,6 +250,12 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
+    # The scripts readers write with %%writefile cells, checked like any other code.
+    scripts = Path(session.create_tmp()) / "scripts"
+    shutil.rmtree(scripts, ignore_errors=True)  # nox's own temporary folder
+    session.run("python", "-m", "tools.nbcheck", "--scripts", str(scripts), env={"PYTHONPATH": "."})
+    session.run("ruff", "check", str(scripts))
+    session.run("ruff", "format", "--check", str(scripts))
     session.run("python", "-m", "tools.l10n", "check", env={"PYTHONPATH": "."})
 
 

@@ -8,7 +8,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import l10n, links, nbcheck
+from tools import catalogs, l10n, links, nbcheck
 
 TITLE = """\
 # Alpha notebook
@@ -540,7 +540,7 @@ def test_po_entries_msgfmt_refuses_are_refused_not_accepted(
 ) -> None:
     # polib accepts these and corrupts the text; `msgfmt --check` refuses them.
     if not msgfmt:
-        monkeypatch.setattr(l10n.shutil, "which", lambda name: None)
+        monkeypatch.setattr(catalogs.shutil, "which", lambda name: None)
     path = tree.catalog("de", "02_beta")
     lines = path.read_text(encoding="utf-8").splitlines()
     number = next(i for i, line in enumerate(lines) if line.startswith('msgstr ""') and i > 5)

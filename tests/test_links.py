@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import links, nbcheck
+from tools import links, markdown, nbcheck
 
 REPOSITORY = nbcheck.project_settings()["repository"]
 COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main"
@@ -44,8 +44,8 @@ def root(tmp_path: Path) -> Path:
 
 def test_code_spans_follow_commonmark() -> None:
     text = "Use `a`, ``b ` c``, not \\`d\\`.\n```\nfenced `e`\n\n```\nthen `f`."
-    assert links.code_spans(text) == ["`a`", "``b ` c``", "`f`"]
-    assert links.code_spans("an unclosed ` tick and `g`") == ["` tick and `"]
+    assert markdown.code_spans(text) == ["`a`", "``b ` c``", "`f`"]
+    assert markdown.code_spans("an unclosed ` tick and `g`") == ["` tick and `"]
 
 
 def test_link_targets_cover_links_images_badges_and_urls_outside_code() -> None:
@@ -54,7 +54,7 @@ def test_link_targets_cover_links_images_badges_and_urls_outside_code() -> None:
         '<https://auto.example> <a href="page.html">p</a> see https://bare.example/path.\n'
         "`[not](code.md)` and [ref]: ref.md"
     )
-    assert sorted(links.link_targets(text)) == sorted(
+    assert sorted(markdown.link_targets(text)) == sorted(
         [
             "x.ipynb",
             "pic.png",
@@ -65,7 +65,7 @@ def test_link_targets_cover_links_images_badges_and_urls_outside_code() -> None:
             "https://bare.example/path",
         ]
     )
-    assert links.link_targets("[ref]: ref.md") == ["ref.md"]
+    assert markdown.link_targets("[ref]: ref.md") == ["ref.md"]
 
 
 def test_is_relative() -> None:

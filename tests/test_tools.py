@@ -67,3 +67,35 @@ def test_the_notebook_runner_goes_on_past_a_broken_notebook(broken: list[Path], 
     assert notebooks.main(["run", *map(str, files), "--out", str(broken[0].parent / "x")]) == 1
     out = capsys.readouterr().out
     assert out.count("FAILED") == len(files) and f"0 notebooks ran, {len(files)} failed" in out
+
+
+def test_writefile_scripts_are_extracted_as_a_run_writes_them(tmp_path: Path) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("%%writefile work/job.py\nimport os\n\nprint(os.sep)"),
+        nbformat.v4.new_markdown_cell("%%writefile not_code.py\nno"),
+        nbformat.v4.new_code_cell("%%writefile -a work/job.py\n\n\ndef f():\n    return 1"),
+        nbformat.v4.new_code_cell("%%writefile {WORK_DIR}/other.py\nx = 1"),
+        nbformat.v4.new_code_cell("%%writefile other.py\nx = 2  # written again: replaced"),
+    ]
+    path = tmp_path / "01_x.ipynb"
+    nbformat.write(nb, path)
+    scripts = nbcheck.writefile_scripts(path)
+    assert scripts == {
+        "job.py": "import os\n\nprint(os.sep)\n\n\ndef f():\n    return 1\n",
+        "other.py": "x = 2  # written again: replaced\n",
+    }
+    written = nbcheck.extract_scripts([path], tmp_path / "out")
+    assert sorted(p.relative_to(tmp_path) for p in written) == [
+        Path("out/01_x/job.py"),
+        Path("out/01_x/other.py"),
+    ]
+
+
+def test_the_notebooks_write_the_scripts_their_lessons_show() -> None:
+    scripts = {p.stem: nbcheck.writefile_scripts(p) for p in nbcheck.NOTEBOOKS.glob("en/*.ipynb")}
+    assert set(scripts["07_multi_worker_training"]) == {"worker.py"}
+    assert set(scripts["15_pytorch_xla"]) == {"mnist_torch.py", "train_data_parallel.py"}
+    assert "def create_model" in scripts["15_pytorch_xla"]["mnist_torch.py"]  # the -a part

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import links
+from tools import markdown
 
 SECTION = "## Checked terms"
 FORM_SEPARATOR = " / "
@@ -123,10 +123,10 @@ def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def _plain(markdown: str) -> str:
+def _plain(message: str) -> str:
     """The prose of a message: code spans, fences and link targets blanked out."""
-    text = links.prose(markdown)
-    for target in links.link_targets(markdown):
+    text = markdown.prose(message)
+    for target in markdown.link_targets(message):
         text = text.replace(target, " ")
     return text
 

@@ -14,7 +14,8 @@ Checks, for a checkout of the repository:
     python -m tools.links --table    # print the README table (notebooks x languages)
     python -m tools.links --fix      # rewrite the table between the README markers
 
-The markdown helpers here (`code_spans`, `link_targets`, `fenced`) are shared with `l10n`.
+Markdown parsing (fences, code spans, link targets) lives in `tools.markdown`, which `l10n` and
+`glossary` share.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from tools import nbcheck
+from tools.markdown import link_targets
 
 ROOT = nbcheck.ROOT
 SOURCE_LANGUAGE = "en"
@@ -45,111 +47,14 @@ LANGUAGE_NAMES = {
     "zh-cn": "简体中文",
 }
 
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-INLINE_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)")
-REFERENCE_RE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*<?([^\s>]+)>?", re.MULTILINE)
-AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^\s>]+)>")
-HTML_LINK_RE = re.compile(r"\b(?:href|src)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
-BARE_URL_RE = re.compile(r"https?://[^\s<>()\[\]`\"']+")
 
 
 class LinkError(Exception):
     """A request that cannot be carried out; the message says why and what to do."""
 
 
-# ----------------------------------------------------------------------------- markdown helpers
-
-
-def fenced(lines: list[str]) -> list[bool]:
-    """Marks the lines that belong to fenced code blocks (the fence lines included).
-
-    Args:
-        lines: Markdown, one line each, without newlines.
-
-    Returns:
-        One flag per line: True inside a fenced code block.
-    """
-    flags = []
-    fence = ""
-    for line in lines:
-        if fence:
-            flags.append(True)
-            closing = line.strip()
-            indent = len(line) - len(line.lstrip(" "))
-            if set(closing) == {fence[0]} and len(closing) >= len(fence) and indent <= 3:
-                fence = ""
-            continue
-        match = FENCE_RE.match(line)
-        # A backtick fence's info string holds no backtick: "```x```" is inline code.
-        opens = bool(match) and not (match.group(1)[0] == "`" and "`" in line[match.end() :])
-        if opens:
-            fence = match.group(1)
-        flags.append(opens)
-    return flags
-
-
-def _code_span_ranges(text: str) -> list[tuple[int, int]]:
-    """Returns (start, end) of each inline code span, backticks included (CommonMark rules)."""
-    ranges = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char != "`":
-            index += 1
-            continue
-        run = len(text[index:]) - len(text[index:].lstrip("`"))
-        closing = re.compile(rf"(?<!`)`{{{run}}}(?!`)").search(text, index + run)
-        if closing:
-            ranges.append((index, closing.end()))
-            index = closing.end()
-        else:
-            index += run
-    return ranges
-
-
-def _without_fences(markdown: str) -> str:
-    """Blanks the lines of fenced code blocks, keeping the line structure."""
-    lines = markdown.split("\n")
-    return "\n".join(
-        "" if inside else line for line, inside in zip(lines, fenced(lines), strict=True)
-    )
-
-
-def code_spans(markdown: str) -> list[str]:
-    """Returns the inline code spans of `markdown`, backticks included, in order.
-
-    Fenced code blocks are not inline code and are left out.
-    """
-    text = _without_fences(markdown)
-    return [text[start:end] for start, end in _code_span_ranges(text)]
-
-
-def prose(markdown: str) -> str:
-    """Returns `markdown` with fenced code blocks and code spans blanked out (lengths kept)."""
-    text = _without_fences(markdown)
-    for start, end in _code_span_ranges(text):
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
-
-
-def link_targets(markdown: str) -> list[str]:
-    """Returns every link and image target in `markdown` outside code, in order of kind.
-
-    Covers inline links and images (`[text](target)`, `![alt](target)`), reference definitions
-    (`[id]: target`), autolinks (`<https://...>`), HTML `href`/`src` attributes and bare URLs.
-    """
-    text = prose(markdown)
-    targets = []
-    for pattern in (INLINE_LINK_RE, REFERENCE_RE, AUTOLINK_RE, HTML_LINK_RE):
-        for match in pattern.finditer(text):
-            targets.append(match.group(1).strip("<>"))
-        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
-    targets.extend(url.rstrip(".,;:!?") for url in BARE_URL_RE.findall(text))
-    return targets
+# ----------------------------------------------------------------------------- link targets
 
 
 def is_relative(target: str) -> bool:

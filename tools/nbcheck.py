@@ -51,6 +51,9 @@ if importlib.util.find_spec("tpuhelpers") is None:
 """
 
 
+WRITEFILE_RE = re.compile(r"%%writefile(?P<append> -a)? (?P<path>\S+)")
+
+
 def project_settings() -> dict:
     """Returns `[tool.tpuhelpers]` from pyproject.toml: `repository` and `branch`."""
     with open(ROOT / "pyproject.toml", "rb") as file:
@@ -225,6 +228,30 @@ def unchecked_parameters(path: Path, cells: list) -> list[str]:
     return []
 
 
+def writefile_scripts(path: Path) -> dict[str, str]:
+    """The scripts a notebook writes with `%%writefile [-a] PATH` cells, by file name, as the
+    reader's run leaves them (`-a` appends), so that ruff can check what readers run."""
+    scripts: dict[str, str] = {}
+    for cell in read(path).cells:
+        first, _, body = cell.source.partition("\n")
+        if cell.cell_type == "code" and (found := WRITEFILE_RE.fullmatch(first.strip())):
+            name = Path(found["path"]).name
+            scripts[name] = (scripts.get(name, "") if found["append"] else "") + body + "\n"
+    return scripts
+
+
+def extract_scripts(paths: list[Path], out: Path) -> list[Path]:
+    """Writes every notebook's `%%writefile` scripts to `out/<notebook>/<file>`."""
+    written = []
+    for path in paths:
+        for name, text in writefile_scripts(path).items():
+            target = out / path.stem / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            written.append(target)
+    return written
+
+
 def all_notebooks() -> list[Path]:
     """Returns every notebook of every language, sorted."""
     return sorted(NOTEBOOKS.glob("*/*.ipynb"))
@@ -235,8 +262,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, help="notebooks (default: all)")
     parser.add_argument("--fix", action="store_true", help="rewrite notebooks in canonical form")
+    parser.add_argument("--scripts", type=Path, help="write the %%%%writefile scripts here, only")
     args = parser.parse_args(argv)
     paths = args.paths or all_notebooks()
+    if args.scripts:
+        try:
+            written = extract_scripts(paths, args.scripts)
+        except NotebookFileError as error:
+            parser.error(str(error))
+        print(f"{len(written)} scripts written to {args.scripts}")
+        return 0
     for path in paths if args.fix else ():
         with contextlib.suppress(NotebookFileError):  # reported below, with the others
             path.write_text(dumps(normalize(read(path), path)), encoding="utf-8")

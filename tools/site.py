@@ -20,24 +20,36 @@ Japanese and Chinese; the English project is the folder itself, with the landing
 curriculum table: one row per notebook, one link and one Colab badge per language) and `en/`.
 Sphinx with myst-nb (execution off) and sphinx-book-theme renders them into `build/site/`, the
 same layout: `index.html`, `en/`, `de/`, ... (`stacks/site.txt` pins them; `nox -s site`).
+
+The pages themselves (header, switcher, indexes, landing page, the site's CSS and badge image) are
+written by `tools.site_pages`; this module finds the executed copies, writes the Sphinx projects
+and runs Sphinx.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import html
-import re
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from tools import l10n, links, nbcheck, outputs
+from tools.site_pages import BADGE_IMAGE as BADGE_IMAGE
+from tools.site_pages import (
+    COLAB_BADGE_SVG,
+    SITE_CSS,
+    Page,
+    landing_page,
+    language_index,
+    make_page,
+)
+from tools.site_pages import RUN_METADATA as RUN_METADATA
+from tools.site_pages import run_line as run_line
+from tools.site_pages import terminal_text as terminal_text
 from tools.site_text import text
 
 ROOT = nbcheck.ROOT
@@ -47,12 +59,8 @@ EXECUTED = ROOT / "build" / "executed"
 PYTORCH_XLA = ROOT / "build" / "pytorch_xla"
 SITE_SOURCES = ROOT / "build" / "site-src"
 SITE = ROOT / "build" / "site"
-TITLE = text(SOURCE, "title")  # each language has its own: tools/site_text.py
 # Sphinx's code of each language folder: `<html lang>`, theme labels, search word splitting.
 SPHINX_LANGUAGES = {"zh-cn": "zh_CN", "pt-br": "pt_BR", "es-419": "es_419"}
-# Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
-RUN_METADATA = "tpu_curriculum"
-BADGE_IMAGE = "/_static/colab-badge.svg"  # from the project's source folder (Sphinx rule)
 # How long one language's sphinx-build may run (it takes under a minute on 2 busy cores).
 SPHINX_SECONDS = 1200
 # Sphinx's own files, per language: `<lang>/doctrees`, `<lang>/html` (copied into the site) and
@@ -65,23 +73,6 @@ OWN = (SOURCE, "_static", SPHINX_WORK)
 
 class SiteError(Exception):
     """The site cannot be built; the message says what is missing or wrong and how to fix it."""
-
-
-@dataclass(frozen=True)
-class Page:
-    """One notebook page of one language.
-
-    Attributes:
-        lang: The language folder code ("en", "de", ...).
-        stem: The notebook's file stem, the same in every language.
-        title: The page title (the notebook's translated `# Title`).
-        notebook: The executed notebook with translated markdown and the page header.
-    """
-
-    lang: str
-    stem: str
-    title: str
-    notebook: nbformat.NotebookNode
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -167,272 +158,6 @@ def stale(tree: l10n.Tree, stem: str, executed: nbformat.NotebookNode) -> list[i
     return [i for i, (a, b) in enumerate(zip(cells, now, strict=True)) if a.source != b.source]
 
 
-# ----------------------------------------------------------------------------- page header
-
-
-def _code(text: str) -> str:
-    return f"<code>{html.escape(text)}</code>"
-
-
-def parameters_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
-    """The papermill parameters of an executed copy, as HTML, in `lang`."""
-    papermill = nb.metadata.get("papermill", {})
-    values = papermill.get("parameters") or {}
-    if not values:
-        return text(lang, "parameters_none")
-    shown = ", ".join(_code(f"{name} = {value!r}") for name, value in values.items())
-    return text(lang, "parameters", values=shown)
-
-
-def run_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
-    """The date, machine and software of the run that produced an executed copy, as HTML, in
-    `lang` (the values themselves, such as the platform and the package names, as recorded)."""
-    run = nb.metadata.get(RUN_METADATA, {}).get("run")
-    started = str(nb.metadata.get("papermill", {}).get("start_time") or "")[:16].replace("T", " ")
-    if not run:
-        when = f"{started} UTC" if started else text(lang, "unknown_date")
-        return text(lang, "not_recorded", when=when)
-    machine = run.get("machine", {})
-    packages = ", ".join(f"{name} {version}" for name, version in run.get("packages", {}).items())
-    environment = ", ".join(f"{k}={v}" for k, v in run.get("environment", {}).items())
-    parts = [
-        text(
-            lang, "run_on", date=html.escape(str(run.get("date", started))[:16].replace("T", " "))
-        ),
-        text(
-            lang,
-            "hardware",
-            platform=html.escape(str(machine.get("platform", "?"))),
-            cpus=machine.get("cpus", "?"),
-            accelerator=html.escape(str(machine.get("accelerator", "?"))),
-        ),
-        text(
-            lang,
-            "software",
-            python=html.escape(str(run.get("python", "?"))),
-            packages=html.escape(packages),
-        ),
-    ]
-    if environment:
-        parts.append(text(lang, "environment", environment=_code(environment)))
-    return text(lang, "separator").join(parts) + text(lang, "end")
-
-
-def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
-    """The language switcher: links to `target` in every other language, as one HTML line.
-
-    Args:
-        lang: The language of the page that shows it.
-        langs: Every language of the site.
-        target: The file name in each language folder ("03_keras_fit.html", "index.html").
-        landing: The relative link to the landing page.
-    """
-    items = []
-    for other in langs:
-        name = html.escape(links.LANGUAGE_NAMES.get(other, other))
-        if other == lang:
-            items.append(f'<strong lang="{other}">{name}</strong>')
-        else:
-            href = f"../{other}/{target}"
-            items.append(f'<a href="{href}" hreflang="{other}" lang="{other}">{name}</a>')
-    return (
-        f'<nav class="tpu-languages" aria-label="{text(lang, "languages")}">'
-        + " · ".join(items)
-        + f' · <a class="tpu-all" href="{landing}">{text(lang, "all_languages")}</a></nav>'
-    )
-
-
-def page_header(nb: nbformat.NotebookNode, lang: str, langs: list[str], stem: str) -> str:
-    """The header of a notebook page: switcher, parameters, machine and software, as HTML.
-
-    One HTML block without blank lines (so markdown leaves it as it is).
-    """
-    if lang == SOURCE:
-        origin = text(lang, "origin_source", notebook=_code(f"{stem}.ipynb"))
-    else:
-        origin = text(lang, "origin_translated", catalog=_code(f"notebooks/{lang}/po/{stem}.po"))
-    lines = [
-        '<div class="tpu-run admonition note">',
-        switcher(lang, langs, f"{stem}.html", "../index.html"),
-        f"<p>{origin}</p>",
-        f"<p>{parameters_line(nb, lang)}</p>",
-        f"<p>{run_line(nb, lang)}</p>",
-        "</div>",
-    ]
-    return "\n".join(lines)
-
-
-# ----------------------------------------------------------------------------- pages
-
-
-def terminal_text(text: str) -> str:
-    """Applies backspaces and carriage returns the way Jupyter shows a stream.
-
-    A progress bar (Keras' `fit`, tqdm) redraws its line with `\b` or `\r`: Jupyter shows the
-    last state of the line, not every redraw. A carriage return moves to the line's start, and
-    what follows overwrites what was there.
-    """
-    while True:
-        shorter = re.sub(r"[^\n\b]\x08", "", text)
-        if shorter == text:
-            break
-        text = shorter
-    text = re.sub(r"(^|\n)\x08+", r"\1", text)
-    lines = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        shown = ""
-        for part in line.split("\r"):
-            shown = part + shown[len(part) :]
-        lines.append(shown)
-    return "\n".join(lines)
-
-
-def merge_streams(cell: nbformat.NotebookNode) -> None:
-    """Joins consecutive outputs of one stream and applies `terminal_text`, as Jupyter shows
-    them; the order of stdout, stderr and the other outputs is kept."""
-    merged: list[nbformat.NotebookNode] = []
-    for output in cell.get("outputs", []):
-        previous = merged[-1] if merged else None
-        if (
-            output.output_type == "stream"
-            and previous is not None
-            and previous.output_type == "stream"
-            and previous.name == output.name
-        ):
-            previous.text += output.text
-        else:
-            merged.append(copy.deepcopy(output))
-    for output in merged:
-        if output.output_type == "stream":
-            output.text = terminal_text(output.text)
-    cell.outputs = merged
-
-
-def colab_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
-    """The Colab badge of a notebook in one language, with the site's local badge image."""
-    url = links.colab_url(tree.localized(lang, stem), tree.root)
-    return f"[![Open In Colab]({BADGE_IMAGE})]({url})"
-
-
-def make_page(
-    tree: l10n.Tree, executed: nbformat.NotebookNode, lang: str, langs: list[str], stem: str
-) -> Page:
-    """One page: the executed copy, translated, its badge for `lang`, the header first.
-
-    Raises:
-        L10nError: The language's catalog of this notebook cannot be read.
-    """
-    path = tree.catalog(lang, stem)
-    catalog = l10n.read_catalog(path, tree) if lang != SOURCE and path.exists() else None
-    nb = l10n.translate_markdown(copy.deepcopy(executed), catalog)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            merge_streams(cell)
-    first = nb.cells[0]
-    title = stem
-    if first.cell_type == "markdown":
-        first.source = nbcheck.BADGE_RE.sub(
-            lambda _: colab_badge(tree, lang, stem).replace("\\", "\\\\"), first.source
-        )
-        heading = first.source.split("\n", 1)[0]
-        title = heading[2:].strip() if heading.startswith("# ") else stem
-    header = nbformat.v4.new_markdown_cell(page_header(executed, lang, langs, stem))
-    header.id, header.metadata = "tpu-site-header", {"tags": ["tpu-site-header"]}
-    nb.cells.insert(0, header)
-    return Page(lang, stem, title, nb)
-
-
-def _number(stem: str) -> int | str:
-    """A notebook's number as the tables show it ("03_keras_fit" -> 3), or ""."""
-    return int(stem[:2]) if stem[:2].isdigit() else ""
-
-
-def _table_cell(markdown: str) -> str:
-    return markdown.replace("|", "\\|")
-
-
-def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Page]) -> str:
-    """The index page of one language (markdown): its notebooks, their badges, the switcher."""
-    name = links.LANGUAGE_NAMES.get(lang, lang)
-    rows = [
-        f"| {_number(p.stem)} | "
-        f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} |"
-        for p in pages
-    ]
-    toctree = "\n".join(p.stem for p in pages)
-    return f"""# {text(lang, "title")} ({name})
-
-{switcher(lang, langs, "index.html", "../index.html")}
-
-{text(lang, "index_intro", language=name)}
-
-| # | {text(lang, "column_notebook")} | Colab |
-| --- | --- | --- |
-{chr(10).join(rows)}
-
-```{{toctree}}
-:hidden:
-:maxdepth: 1
-
-{toctree}
-```
-"""
-
-
-def _inline(markdown: str) -> str:
-    """A title's markdown as HTML: escaped, `code spans` as <code>."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(markdown))
-
-
-def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
-    """The landing page (markdown with an HTML table): one row per notebook, one column per
-    language, each cell a link to the page and the Colab badge."""
-    names = [html.escape(links.LANGUAGE_NAMES.get(lang, lang)) for lang in langs]
-    head = "".join(
-        f'<th lang="{lang}">{name}</th>' for lang, name in zip(langs, names, strict=True)
-    )
-    rows = []
-    for index, page in enumerate(pages[SOURCE]):
-        cells = [f'<a href="{SOURCE}/{page.stem}.html">{_inline(page.title)}</a>']
-        for lang in langs:
-            here = pages[lang][index]
-            url = html.escape(links.colab_url(tree.localized(lang, page.stem), tree.root))
-            cells.append(
-                f'<a href="{lang}/{page.stem}.html" hreflang="{lang}" lang="{lang}" '
-                f'title="{html.escape(here.title)}">read</a><br><a href="{url}">'
-                f'<img src="_static/colab-badge.svg" alt="Open In Colab"></a>'
-            )
-        rows.append(
-            f"<tr><td>{_number(page.stem)}</td><td>" + "</td><td>".join(cells) + "</td></tr>"
-        )
-    indexes = " · ".join(
-        f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{name}</a>'
-        for lang, name in zip(langs, names, strict=True)
-    )
-    return f"""# {TITLE}: the executed curriculum
-
-Every notebook of the curriculum, in every language, with the outputs of its headless CI run:
-plots, training logs, printed devices. Each page says which parameters, machine and software
-produced its outputs; a translated page shows the English run's outputs (the code is the same)
-with the text from the language's catalog. The badges open a notebook in Colab, to run it on a
-TPU with the full parameters.
-
-<p class="tpu-language-list">By language: {indexes}</p>
-
-<div class="pst-scrollable-table-container"><table class="table tpu-curriculum">
-<thead><tr><th>#</th><th>notebook</th>{head}</tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table></div>
-
-```{{toctree}}
-:hidden:
-
-{SOURCE}/index
-```
-"""
-
-
 # ----------------------------------------------------------------------------- Sphinx projects
 
 
@@ -481,34 +206,6 @@ CHINESE_SEARCH_FIX = [
     "",
     '_zh.SearchChinese.language_name = "English"  # window.Stemmer = EnglishStemmer',
 ]
-
-
-SITE_CSS = """\
-/* Written by tools/site.py. */
-.tpu-run p, .tpu-run nav { margin: 0.3em 0; font-size: 0.9em; }
-.tpu-languages strong, .tpu-languages a { white-space: nowrap; }
-/* The landing page's table: as wide as the window, each badge under its page's link. */
-.bd-content:has(table.tpu-curriculum) .bd-article-container { max-width: none !important; }
-.bd-content:has(table.tpu-curriculum) .bd-sidebar-secondary { display: none; }
-table.tpu-curriculum { width: auto; }
-table.tpu-curriculum th, table.tpu-curriculum td { vertical-align: middle; padding: 0.3em; }
-table.tpu-curriculum td:nth-child(2) { min-width: 14em; }
-table.tpu-curriculum img { min-width: 117px; }
-"""
-# A local "Open in Colab" badge: the site shows it without reaching colab.research.google.com.
-COLAB_BADGE_SVG = """\
-<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20" role="img" \
-aria-label="Open in Colab">
-<title>Open in Colab</title>
-<rect width="117" height="20" rx="3" fill="#555"/>
-<rect x="26" width="91" height="20" rx="3" fill="#555"/>
-<rect width="26" height="20" rx="3" fill="#444"/>
-<circle cx="9.5" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="2.4"/>
-<circle cx="16.5" cy="10" r="4.5" fill="none" stroke="#e8710a" stroke-width="2.4"/>
-<text x="71" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
-text-anchor="middle">Open in Colab</text>
-</svg>
-"""
 
 
 def write_if_changed(path: Path, text: str) -> None:
@@ -639,7 +336,7 @@ def run_sphinx(src: Path, langs: list[str], jobs: int = 2) -> list[str]:
     if failed:
         raise SiteError(
             f"sphinx-build failed for {', '.join(failed)}; its messages are above (a warning "
-            "counts as an error: fix the page or the generator in tools/site.py)"
+            "counts as an error: fix the page or its generator in tools/site_pages.py)"
         )
     return log
 

@@ -1,7 +1,7 @@
 """The site's own words (page header, language index, titles) in every language of the site.
 
 The notebooks' text comes from their PO catalogs; these few sentences are the site's, written by
-`tools/site.py` around the notebooks. Each language has every key of `ENGLISH` except
+`tools/site_pages.py` around the notebooks. Each language has every key of `ENGLISH` except
 `origin_source` (only English pages show the run's own notebook), and no `{placeholder}` that the
 English sentence lacks (a translation may name its language itself); `tests/test_site.py` checks
 both. Terms follow each language's `notebooks/<lang>/po/GLOSSARY.md`

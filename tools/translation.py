@@ -1,0 +1,155 @@
+"""The translatable messages of the English notebooks, and the notebooks translated from them.
+
+`messages` finds the blocks of an English notebook's markdown cells that translators see (the
+Colab badge, fenced code and blocks without words are left out); `translation_problems` says what
+a translation breaks (code spans, link targets, HTML tags, markdown structure: `tools.markdown`);
+`translate_markdown` puts the usable translations of a catalog (`tools.catalogs`) into a notebook,
+and `build_notebook` writes a localized notebook with it. `l10n` is the command line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import polib
+
+from tools import markdown, nbcheck
+from tools.catalogs import L10nError, Message, Tree, active_entries
+
+HINTS = {
+    "table": "A table: keep every row, and as many cells ('|') per row as the English.",
+}
+LETTER_RE = re.compile(r"[^\W\d_]")
+
+
+# ----------------------------------------------------------------------------- messages
+
+
+def translatable(block: str) -> bool:
+    """True unless the block is the Colab badge (regenerated per language), a fenced code block
+    (code is the same in every language, in markdown as in code cells) or has no words."""
+    if nbcheck.BADGE_RE.fullmatch(block.strip()) or markdown.kind(block) == "fence":
+        return False
+    return bool(LETTER_RE.search(block))
+
+
+def messages(notebook: Path) -> list[Message]:
+    """Returns the translatable blocks of a notebook's markdown cells, in order.
+
+    Raises:
+        L10nError: The notebook cannot be read.
+    """
+    try:
+        nb = nbcheck.read(notebook)
+    except Exception as error:  # nbformat raises several kinds; the message says which
+        raise L10nError(f"{notebook}: not a readable notebook: {error}") from None
+    found = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown":
+            continue
+        blocks = [text for is_block, text in markdown.split_blocks(cell.source) if is_block]
+        for number, block in enumerate(blocks):
+            if translatable(block):
+                place = (f"{notebook.name}:cell-{index:03d}", str(number))
+                found.append(Message(block, place, HINTS.get(markdown.kind(block), "")))
+    return found
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _difference(name: str, english: Counter, translated: Counter) -> str | None:
+    missing, extra = english - translated, translated - english
+    if not missing and not extra:
+        return None
+    parts = [f"missing {', '.join(missing.elements())}"] if missing else []
+    parts += [f"not in the English {', '.join(extra.elements())}"] if extra else []
+    return f"{name} differ from the English: {'; '.join(parts)}"
+
+
+def translation_problems(msgid: str, msgstr: str) -> list[str]:
+    """Returns what a translation breaks: code spans, links, or markdown structure.
+
+    Code spans and link targets must be the same as in the English, as many times each (their
+    order may change); headings, list items, indentation, table cells and fences must match.
+    """
+    found = []
+    spans = _difference(
+        "code spans", Counter(markdown.code_spans(msgid)), Counter(markdown.code_spans(msgstr))
+    )
+    targets = _difference(
+        "link targets",
+        Counter(markdown.link_targets(msgid)),
+        Counter(markdown.link_targets(msgstr)),
+    )
+    html = _difference("HTML tags", markdown.html_tags(msgid), markdown.html_tags(msgstr))
+    found += [problem for problem in (spans, targets, html) if problem]
+    english, translated = markdown.structure(msgid), markdown.structure(msgstr)
+    for key, value in english.items():
+        if translated.get(key) != value:
+            found.append(f"markdown structure: {key} {translated.get(key)!r}, English {value!r}")
+    return found
+
+
+def usable_translations(catalog: polib.POFile | None) -> dict[str, str]:
+    """The translations a build uses: translated, not fuzzy, nothing broken."""
+    if catalog is None:
+        return {}
+    return {
+        entry.msgid: entry.msgstr
+        for entry in active_entries(catalog)
+        if entry.msgstr and not entry.fuzzy and not translation_problems(entry.msgid, entry.msgstr)
+    }
+
+
+# ----------------------------------------------------------------------------- build
+
+
+def translate_markdown(
+    nb: nbformat.NotebookNode, catalog: polib.POFile | None
+) -> nbformat.NotebookNode:
+    """Replaces the translatable blocks of `nb`'s markdown cells with their usable translations.
+
+    Only markdown cells change, in place: code cells, their outputs and all metadata stay as they
+    are. Blocks without a usable translation (`usable_translations`), the Colab badge and fenced
+    code stay English. The localized notebooks (`build_notebook`) and the site's pages
+    (`tools.site`, on executed copies) are translated by this one function.
+
+    Args:
+        nb: An English notebook (as written, or an executed copy).
+        catalog: Its catalog in one language, or None (everything stays English).
+
+    Returns:
+        `nb`, translated.
+    """
+    table = usable_translations(catalog)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            parts = markdown.split_blocks(cell.source)
+            cell.source = "\n".join(
+                table.get(text, text) if block and translatable(text) else text
+                for block, text in parts
+            )
+    return nb
+
+
+def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile | None) -> str:
+    """Returns the text of one localized notebook, normalized like `nbcheck --fix` does.
+
+    Args:
+        tree: The checkout.
+        lang: The language code.
+        english: The English notebook.
+        catalog: Its catalog in `lang`, or None (everything stays English).
+    """
+    nb = translate_markdown(nbcheck.read(english), catalog)
+    target = tree.localized(lang, english.stem)
+    # nbcheck computes badge URLs for paths in the repository: the same path there.
+    return nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / target.relative_to(tree.root)))
+
+
+if __name__ == "__main__":
+    raise SystemExit("tools.translation has no command line: the other tools import it.")
