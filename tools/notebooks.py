@@ -50,8 +50,9 @@ PROCESS_CHOICES = ("KERAS_BACKEND",)
 
 # What produced an executed copy's outputs: `execute` writes `run_record()` into the copy's
 # metadata as `metadata["tpu_curriculum"]["run"]`; each page of the site shows it.
-# tools/site_pages.py has the same name: it runs where papermill is not installed, and this module runs where the
-# site's packages are not (a test executes a notebook and reads the record through tools.site).
+# tools/site_pages.py has the same name: it runs where papermill is not installed, and this
+# module runs where the site's packages are not (a test executes a notebook and reads the record
+# through tools.site).
 RUN_METADATA = "tpu_curriculum"
 RECORDED_PACKAGES = (
     "tensorflow",
