@@ -6,4 +6,4 @@ Importing this package does not import TensorFlow, so `quiet_tensorflow()` and t
 from tpuhelpers.tpu import quiet_tensorflow
 
 __all__ = ["quiet_tensorflow"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
