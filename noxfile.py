@@ -52,7 +52,19 @@ def tests(session: nox.Session) -> None:
     args = [a for a in session.posargs if a != "--serial"]
     # tests/browser/ checks the built site in Chromium: it runs in `nox -s site`.
     ignore = ("--ignore", "tests/browser")
-    session.run("pytest", *workers, "--dist", "load", "--durations=15", "tests", *ignore, *args)
+    # The resolution of the stacks against the index runs in `stacks_index` (stamped).
+    pytest = ("pytest", *workers, "--dist", "load", "--durations=15", "-m", "not index")
+    session.run(*pytest, "tests", *ignore, *args)
+
+
+@nox.session(python=PYTHON)
+def stacks_index(session: nox.Session) -> None:
+    """Every stack's pins resolved against the package index, for every reader's Python (the
+    tests marked `index` in tests/test_stacks.py); writes its stamp."""
+    started = stamps.current("stacks_index")
+    install(session)
+    session.run("pytest", "-n", "2", "-m", "index", "tests/test_stacks.py")
+    stamps.write("stacks_index", "the stacks resolve against the index", started)
 
 
 def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:
@@ -253,9 +265,19 @@ def lint(session: nox.Session) -> None:
     # The scripts readers write with %%writefile cells, checked like any other code.
     scripts = Path(session.create_tmp()) / "scripts"
     shutil.rmtree(scripts, ignore_errors=True)  # nox's own temporary folder
-    session.run("python", "-m", "tools.nbcheck", "--scripts", str(scripts), env={"PYTHONPATH": "."})
-    session.run("ruff", "check", str(scripts))
-    session.run("ruff", "format", "--check", str(scripts))
+    english = sorted(str(p) for p in Path("notebooks/en").glob("*.ipynb"))
+    session.run(
+        "python",
+        "-m",
+        "tools.nbcheck",
+        "--scripts",
+        str(scripts),
+        *english,
+        env={"PYTHONPATH": "."},
+    )
+    files = sorted(str(p) for p in scripts.rglob("*.py"))  # by name: ruff skips .nox/ when it walks
+    session.run("ruff", "check", *files)
+    session.run("ruff", "format", "--check", *files)
     session.run("python", "-m", "tools.l10n", "check", env={"PYTHONPATH": "."})
 
 

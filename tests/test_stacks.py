@@ -334,9 +334,11 @@ def test_the_install_cell_installs_the_projects_release():
 
 
 # Resolution against the package index ------------------------------------------------------------
+# Minutes of pip resolving: `nox -s stacks_index` runs these, stamped (tools/stamps.py), so that
+# the default CI runs them only when the pins, the install script or the helper changed.
 
 
-@pytest.mark.slow
+@pytest.mark.index
 @pytest.mark.parametrize(("stack", "hardware"), sorted(install_stack.STACKS))
 def test_each_branch_resolves_with_every_pin(stack, hardware):
     """What the install cell would install here resolves, and every pin is what gets installed."""
@@ -360,7 +362,7 @@ def nbcheck_version() -> str:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
-@pytest.mark.slow
+@pytest.mark.index
 @pytest.mark.parametrize("python", PYTHONS)
 @pytest.mark.parametrize(
     "constraints", ["tpu.txt", "gpu.txt", "cpu.txt", "jax.txt", "pytorch_xla.txt"]

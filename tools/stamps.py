@@ -48,6 +48,8 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
     found = {
         # The unit tests on the real TPU wheel; its notebooks run in the TPU runtime sessions.
         "tpu_stack": (COMMON + ("tests", "tools", "notebooks"), root / "stacks/tpu_stack.passed"),
+        # The pins resolved against the package index (tests/test_stacks.py, marked `index`).
+        "stacks_index": (COMMON + ("tests/test_stacks.py",), root / "stacks/stacks_index.passed"),
         "pytorch_xla": (
             COMMON + ("notebooks/en/15_pytorch_xla.ipynb", "tests/references/15_pytorch_xla.json"),
             root / "stacks/pytorch_xla.passed",
