@@ -8,7 +8,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import catalogs, l10n, links, nbcheck
+from tools import catalogs, l10n, links, nbcheck, site_text
 
 TITLE = """\
 # Alpha notebook
@@ -94,9 +94,10 @@ def catalog(tree: l10n.Tree, lang: str, stem: str) -> polib.POFile:
     return l10n.read_catalog(tree.catalog(lang, stem), tree)
 
 
-def translate_all(tree: l10n.Tree, lang: str = "de") -> None:
-    """Translates every message "by hand": a marker word, code spans and links kept."""
-    for path in tree.catalogs(lang):
+def translate_all(tree: l10n.Tree, lang: str = "de", site: bool = False) -> None:
+    """Translates every message "by hand": a marker word, code spans and links kept (with
+    `site`, the site's sentences too)."""
+    for path in [*tree.catalogs(lang), *([tree.catalog(lang, "_site")] if site else [])]:
         po = l10n.read_catalog(path, tree)
         for entry in po:
             entry.msgstr = entry.msgid.replace("Alpha", "Alfa").replace("Beta", "Bet") + " ✓"
@@ -414,7 +415,7 @@ def test_localized_folder_without_catalogs_fails_check(tree: l10n.Tree) -> None:
 
 
 def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
-    translate_all(tree, "de")
+    translate_all(tree, "de", site=True)
     set_english_block(tree, "02_beta", "Beta places `a`", "Beta now places `a`")
     l10n.extract(tree)
     rows = {(row.lang, row.notebook): row for row in l10n.counts(tree)}
@@ -425,10 +426,12 @@ def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
     table = capsys.readouterr().out
     assert "| de | 01_alpha | 9 | 0 | 0 | 9 | 100% |" in table
     assert "| de | 02_beta | 6 | 1 | 0 | 7 | 86% |" in table
-    assert "| de | **all** | 15 | 1 | 0 | 16 | 94% |" in table
+    sentences = len(site_text.messages())  # the site's own, in notebooks/<lang>/po/_site.po
+    assert f"| de | _site | {sentences} | 0 | 0 | {sentences} | 100% |" in table
+    assert f"| de | **all** | {15 + sentences} | 1 | 0 | {16 + sentences} | " in table
     assert l10n.main(["report", "--require-complete", "--root", str(tree.root)]) == 1
-    assert "not complete: de/02_beta, it/01_alpha, it/02_beta" in capsys.readouterr().err
-    translate_all(tree, "de")
+    assert "not complete: de/02_beta, it/01_alpha, it/02_beta, it/_site" in capsys.readouterr().err
+    translate_all(tree, "de", site=True)
     assert (
         l10n.main(["report", "--lang", "de", "--require-complete", "--root", str(tree.root)]) == 0
     )

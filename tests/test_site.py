@@ -184,22 +184,46 @@ def test_a_translated_page_and_index_speak_their_language(tree):
     assert "project = 'TensorFlow-Modelle auf TPUs trainieren'" in site.conf_py("de", [])
 
 
-def test_every_language_of_the_site_has_every_sentence_with_the_english_placeholders():
-    english = set(site_text.ENGLISH) - {"origin_source"}
-    assert set(site_text.TRANSLATIONS) == set(l10n.Tree(nbcheck.ROOT).languages())
-    for lang, sentences in site_text.TRANSLATIONS.items():
-        assert set(sentences) == english, f"{lang}: missing {english - set(sentences)}"
-        for key, sentence in sentences.items():
-            extra = site_text.placeholders(sentence) - site_text.placeholders(
-                site_text.ENGLISH[key]
-            )
+def test_every_language_of_the_site_translates_every_sentence_with_the_english_placeholders():
+    languages = l10n.Tree(nbcheck.ROOT).languages()
+    english = {key: site_text.ENGLISH[key] for key in site_text.ENGLISH if key != "origin_source"}
+    for lang in languages:
+        for key, sentence in english.items():
+            translated = site_text.text(lang, key)
+            assert translated.strip(), f"{lang} {key}: empty"
+            assert translated != sentence or key in SAME_WORDS, f"{lang} {key}: not translated"
+            extra = site_text.placeholders(translated) - site_text.placeholders(sentence)
             assert not extra, f"{lang} {key}: placeholders English does not fill: {extra}"
-            assert sentence.strip() and sentence != site_text.ENGLISH[key] or key in SAME_WORDS
 
 
 # Sentences that may read the same as the English in some language: the separator, the full stop
 # and "notebook", which several languages keep.
 SAME_WORDS = {"separator", "end", "column_notebook", "software", "languages"}
+
+
+def test_the_site_sentences_are_checked_and_counted_like_the_notebooks(tree) -> None:
+    # tools/site_text.py holds the English; each language's notebooks/<lang>/po/_site.po the
+    # translations: `check` reads them like the notebooks' catalogs, `report` counts them.
+    path = tree.catalog("de", site_text.CATALOG)
+    assert path.is_file() and path not in tree.catalogs("de")
+    po = l10n.read_catalog(path, tree)
+    next(e for e in po if e.msgid == "Run on {date} UTC").msgstr = "Ausgeführt am {date} {zone}"
+    path.write_text(l10n.serialize(po), encoding="utf-8")
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert any(
+        "_site.po" in line and "placeholders the English does not fill" in line for line in found
+    )
+    rows = {(row.lang, row.notebook): row for row in l10n.counts(tree, ["de"])}
+    assert rows["de", site_text.CATALOG].total == len(site_text.messages())
+
+
+def test_a_sentence_changed_in_english_makes_the_site_catalogs_stale(tree, monkeypatch) -> None:
+    monkeypatch.setitem(site_text.ENGLISH, "languages", "Other languages")
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert any("_site.po is out of date with tools/site_text.py" in line for line in found)
+    l10n.extract(tree, ["de"])
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert not [line for line in found if "_site" in line]  # the new sentence: English for now
 
 
 def test_a_language_without_sentences_is_shown_in_english():

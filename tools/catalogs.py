@@ -43,7 +43,7 @@ PLURAL_FORMS = {
 }
 LANGUAGE_CODE_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 HEADER = """\
-{language} ({lang}) translation of notebooks/{source}/{stem}.ipynb (TPU curriculum).
+{language} ({lang}) translation of {what} (TPU curriculum).
 Edit the msgstr lines only; keep `code spans`, link targets and the markdown
 structure (headings, list items, table cells) as in the English.
 Glossary: notebooks/{lang}/po/GLOSSARY.md. Workflow: CONTRIBUTING.md, "Translations"."""
@@ -81,8 +81,8 @@ class Tree:
         return sorted(p.parent.name for p in folders if p.is_dir() and p.parent.name != SOURCE)
 
     def catalogs(self, lang: str) -> list[Path]:
-        """The catalogs of one language, sorted."""
-        return sorted((self.notebooks / lang / "po").glob("*.po"))
+        """The notebooks' catalogs of one language, sorted (`_site.po`, the site's, apart)."""
+        return sorted(p for p in (self.notebooks / lang / "po").glob("*.po") if p.stem[0] != "_")
 
     def catalog(self, lang: str, stem: str) -> Path:
         """The catalog of one notebook in one language."""
@@ -245,7 +245,8 @@ def new_catalog(lang: str, stem: str) -> polib.POFile:
     """Returns an empty catalog with the header and metadata for `lang`."""
     catalog = polib.POFile(wrapwidth=WRAP_WIDTH, encoding="utf-8")
     name = links.LANGUAGE_NAMES.get(lang, lang)
-    catalog.header = HEADER.format(language=name, source=SOURCE, stem=stem, lang=lang)
+    what = f"notebooks/{SOURCE}/{stem}.ipynb" if stem[0] != "_" else "tools/site_text.py"
+    catalog.header = HEADER.format(language=name, what=what, lang=lang)
     catalog.metadata = {"Project-Id-Version": f"tpu-curriculum {stem}"}
     return catalog
 

@@ -38,7 +38,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import glossary, links, nbcheck
+from tools import glossary, links, nbcheck, site_text
 from tools.catalogs import FUZZY as FUZZY
 from tools.catalogs import (
     L10nError,
@@ -91,7 +91,8 @@ def extract(
     for path in orphans:
         path.unlink()
         log.append(f"{tree.rel(path)}: removed (no English notebook)")
-    english = {path: messages(path) for path in tree.english()}
+    english = {Path(path.stem): messages(path) for path in tree.english()}
+    english[Path(site_text.CATALOG)] = site_text.messages()  # the site's own sentences
     for lang in selected:
         for source, found in english.items():
             path = tree.catalog(lang, source.stem)
@@ -289,8 +290,34 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
                 found.append(f"{tree.rel(target)} is missing; run `python -m tools.l10n build`")
             elif target.read_text(encoding="utf-8") != expected:
                 found.extend(_cell_differences(tree, expected, target, english, path))
+        found.extend(site_catalog_problems(tree, lang, terms))
     if with_links:
         found.extend(links.problems(tree.root))
+    return found
+
+
+def site_catalog_problems(tree: Tree, lang: str, terms: list[glossary.Term]) -> list[str]:
+    """What is wrong with a language's catalog of the site's sentences (`tools.site_text`)."""
+    path = tree.catalog(lang, site_text.CATALOG)
+    if not path.exists():
+        return [f"{tree.rel(path)} is missing; run `python -m tools.l10n extract`"]
+    try:
+        catalog = read_catalog(path, tree)
+    except L10nError as error:
+        return [str(error)]
+    found = []
+    fresh = update_catalog(catalog, site_text.messages(), lang, site_text.CATALOG).catalog
+    if serialize(fresh) != serialize(catalog):
+        found.append(
+            f"{tree.rel(path)} is out of date with tools/site_text.py: run `python -m tools.l10n "
+            "extract`, then translate"
+        )
+    for entry in active_entries(catalog):
+        if entry.msgstr:
+            wrong = translation_problems(entry.msgid, entry.msgstr)
+            wrong += site_text.placeholder_problems(entry.msgid, entry.msgstr)
+            wrong += [] if entry.fuzzy else glossary.problems(terms, entry.msgid, entry.msgstr)
+            found += [f"{tree.rel(path)}:{entry.linenum} ({_places(entry)}): {w}" for w in wrong]
     return found
 
 
@@ -322,13 +349,15 @@ def counts(tree: Tree, langs: list[str] | None = None) -> list[Counts]:
     English; messages missing from a stale catalog count as untranslated.
     """
     rows = []
+    sources = {path.stem: messages(path) for path in tree.english()}
+    sources[site_text.CATALOG] = site_text.messages()
     for lang in tree.select(langs):
-        for english in tree.english():
-            path = tree.catalog(lang, english.stem)
+        for stem, found in sources.items():
+            path = tree.catalog(lang, stem)
             catalog = read_catalog(path, tree) if path.exists() else None
             entries = {e.msgid: e for e in active_entries(catalog)} if catalog else {}
             status = Counter()
-            for msgid in dict.fromkeys(m.msgid for m in messages(english)):
+            for msgid in dict.fromkeys(m.msgid for m in found):
                 entry = entries.get(msgid)
                 if entry is None or not entry.msgstr:
                     status["untranslated"] += 1
@@ -339,7 +368,7 @@ def counts(tree: Tree, langs: list[str] | None = None) -> list[Counts]:
             rows.append(
                 Counts(
                     lang,
-                    english.stem,
+                    stem,
                     status["translated"],
                     status["fuzzy"],
                     status["untranslated"],
