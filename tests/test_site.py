@@ -182,6 +182,8 @@ def test_a_translated_page_and_index_speak_their_language(tree):
     assert index.startswith("# TensorFlow-Modelle auf TPUs trainieren (Deutsch)")
     assert "Alle Notebooks des Kurses auf Deutsch" in index and "| # | Notebook | Colab |" in index
     assert "project = 'TensorFlow-Modelle auf TPUs trainieren'" in site.conf_py("de", [])
+    # sphinx-book-theme's footer would say "By Author name not set" (Sphinx's default author).
+    assert "'footer_content_items': ['last-updated.html']" in site.conf_py("de", [])
 
 
 def test_every_language_of_the_site_translates_every_sentence_with_the_english_placeholders():

@@ -190,6 +190,8 @@ def conf_py(lang: str, others: list[str]) -> str:
             "path_to_docs": "notebooks" if english else f"notebooks/{lang}",
             "use_repository_button": True,
             "launch_buttons": {"colab_url": "https://colab.research.google.com"},
+            # Without it every page ends "By Author name not set": the notebooks have no author.
+            "footer_content_items": ["last-updated.html"],
         },
     }
     lines = [f"{name} = {value!r}" for name, value in values.items()]

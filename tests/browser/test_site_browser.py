@@ -169,6 +169,10 @@ def screenshot(driver: webdriver.Chrome, page: str, suffix: str = "") -> Path:
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("page", pages_to_open())
+# What Sphinx and its theme print where a setting is missing (sphinx's default author, project).
+PLACEHOLDER_TEXT = ("Author name not set", "Project name not set")
+
+
 def test_the_page_loads_with_its_images_in_chromium(page, server, browser):
     url = urljoin(server, page)
     status, _ = fetch(url)
@@ -179,6 +183,9 @@ def test_the_page_loads_with_its_images_in_chromium(page, server, browser):
         message=f"{url} not loaded after {WAIT_SECONDS} s",
     )
     assert browser.title.strip(), f"{url} has no title"
+    text = browser.find_element(By.TAG_NAME, "body").text
+    placeholders = [words for words in PLACEHOLDER_TEXT if words in text]
+    assert not placeholders, f"{url}: a placeholder of Sphinx or its theme: {placeholders}"
     images = wait_for_images(browser)
     broken = [image["src"] for image in images if not image["width"] > 0]
     assert images and not broken, f"{url}: images that do not render: {broken}"
