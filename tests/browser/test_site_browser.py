@@ -167,12 +167,12 @@ def screenshot(driver: webdriver.Chrome, page: str, suffix: str = "") -> Path:
     return path
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("page", pages_to_open())
 # What Sphinx and its theme print where a setting is missing (sphinx's default author, project).
 PLACEHOLDER_TEXT = ("Author name not set", "Project name not set")
 
 
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("page", pages_to_open())
 def test_the_page_loads_with_its_images_in_chromium(page, server, browser):
     url = urljoin(server, page)
     status, _ = fetch(url)
