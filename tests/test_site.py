@@ -137,7 +137,11 @@ def test_a_translated_page_has_the_catalogs_text_and_the_english_runs_outputs(tr
 def test_the_badge_opens_the_pages_own_language_with_a_local_image(tree):
     src = sources(tree)
     for lang in ("en", "de"):
-        title = nbformat.read(src / lang / "01_alpha.ipynb", as_version=4).cells[1].source
+        page = nbformat.read(src / lang / "01_alpha.ipynb", as_version=4)
+        # The title first, then the run's record (the header), then the badge and the intro.
+        assert page.cells[0].source.startswith("# ") and "\n" not in page.cells[0].source
+        assert page.cells[1].id == "tpu-site-header"
+        title = page.cells[2].source
         badges = nbcheck.BADGE_RE.findall(title)
         url = links.colab_url(tree.localized(lang, "01_alpha"), tree.root)
         assert badges == [(site.BADGE_IMAGE, url)]
@@ -148,7 +152,7 @@ def test_the_badge_opens_the_pages_own_language_with_a_local_image(tree):
 
 def test_every_page_links_the_same_notebook_in_every_other_language(tree):
     src = sources(tree)
-    header = nbformat.read(src / "de/02_beta.ipynb", as_version=4).cells[0].source
+    header = nbformat.read(src / "de/02_beta.ipynb", as_version=4).cells[1].source
     assert "\n\n" not in header  # one HTML block: markdown leaves it whole
     targets = re.findall(r'<a href="([^"]+)" hreflang="([^"]+)"', header)
     assert targets == [("../en/02_beta.html", "en")]
@@ -156,23 +160,28 @@ def test_every_page_links_the_same_notebook_in_every_other_language(tree):
     assert 'href="../index.html"' in header
     landing = (src / "index.md").read_text(encoding="utf-8")
     assert 'href="de/01_alpha.html"' in landing and 'href="en/02_beta.html"' in landing
+    # Four columns however many languages (readable at 1024 px): the pages and the Colab links
+    # of every language share one cell each.
+    assert landing.count("<th>") == 4 and landing.count("<tr><td>") == 2
+    row = landing.split("<tr><td>")[1]
+    assert row.count('hreflang="de"') == 2 and row.count('hreflang="en"') == 2
     assert "en/index" in landing  # the English index in the toctree
 
 
 def test_the_header_names_the_parameters_and_the_hardware(tree):
     src = sources(tree)
-    header = nbformat.read(src / "en/01_alpha.ipynb", as_version=4).cells[0].source
+    header = nbformat.read(src / "en/01_alpha.ipynb", as_version=4).cells[1].source
     assert "<code>STEPS = 2</code>" in header
     assert "2026-11-23 19:00 UTC" in header and "Linux-6.1-x86_64, 2 CPUs" in header
     assert "accelerator: none" in header and "Python 3.11.9" in header
     assert "tensorflow-cpu 2.21.0" in header and "keras 3.15.1" in header
-    translated = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[0].source
+    translated = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[1].source
     assert "notebooks/de/po/01_alpha.po" in translated and "englischen Notebooks" in translated
 
 
 def test_a_translated_page_and_index_speak_their_language(tree):
     src = sources(tree)
-    header = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[0].source
+    header = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[1].source
     assert "Parameter (von papermill eingefügt;" in header and "<code>STEPS = 2</code>" in header
     assert "Ausgeführt am 2026-11-23 19:00 UTC; Hardware: Linux-6.1-x86_64, 2 CPUs" in header
     assert "alle Notebooks, alle Sprachen</a>" in header and 'aria-label="Sprachen"' in header
@@ -234,7 +243,7 @@ def test_a_language_without_sentences_is_shown_in_english():
 
 def test_a_copy_executed_before_the_run_record_says_so(tree):
     src = sources(tree)
-    header = nbformat.read(src / "en/02_beta.ipynb", as_version=4).cells[0].source
+    header = nbformat.read(src / "en/02_beta.ipynb", as_version=4).cells[1].source
     assert "Hardware and software: not recorded (executed 2026-11-23 17:40 UTC" in header
     assert "<code>STEPS = 2</code>" in header
 

@@ -194,7 +194,7 @@ def colab_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
 def make_page(
     tree: l10n.Tree, executed: nbformat.NotebookNode, lang: str, langs: list[str], stem: str
 ) -> Page:
-    """One page: the executed copy, translated, its badge for `lang`, the header first.
+    """One page: the executed copy, translated, its badge for `lang`; its title, then the header.
 
     Raises:
         L10nError: The language's catalog of this notebook cannot be read.
@@ -215,7 +215,14 @@ def make_page(
         title = heading[2:].strip() if heading.startswith("# ") else stem
     header = nbformat.v4.new_markdown_cell(page_header(executed, lang, langs, stem))
     header.id, header.metadata = "tpu-site-header", {"tags": ["tpu-site-header"]}
-    nb.cells.insert(0, header)
+    if title != stem:  # the title first, then the run's record, then the badge and the intro
+        rest = first.source.split("\n", 1)[1].lstrip("\n") if "\n" in first.source else ""
+        first.source = first.source.split("\n", 1)[0]
+        intro = nbformat.v4.new_markdown_cell(rest)
+        intro.id = "tpu-site-intro"
+        nb.cells[1:1] = [header, intro] if rest else [header]
+    else:
+        nb.cells.insert(0, header)
     return Page(lang, stem, title, nb)
 
 
@@ -262,29 +269,28 @@ def _inline(markdown: str) -> str:
 
 
 def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
-    """The landing page (markdown with an HTML table): one row per notebook, one column per
-    language, each cell a link to the page and the Colab badge."""
-    names = [html.escape(links.LANGUAGE_NAMES.get(lang, lang)) for lang in langs]
-    head = "".join(
-        f'<th lang="{lang}">{name}</th>' for lang, name in zip(langs, names, strict=True)
-    )
+    """The landing page (markdown with an HTML table): one row per notebook, its pages in every
+    language in one cell and its Colab links in another, so the table stays narrow (1024 px)."""
+    names = {lang: html.escape(links.LANGUAGE_NAMES.get(lang, lang)) for lang in langs}
     rows = []
     for index, page in enumerate(pages[SOURCE]):
-        cells = [f'<a href="{SOURCE}/{page.stem}.html">{_inline(page.title)}</a>']
-        for lang in langs:
-            here = pages[lang][index]
-            url = html.escape(links.colab_url(tree.localized(lang, page.stem), tree.root))
-            cells.append(
-                f'<a href="{lang}/{page.stem}.html" hreflang="{lang}" lang="{lang}" '
-                f'title="{html.escape(here.title)}">read</a><br><a href="{url}">'
-                f'<img src="_static/colab-badge.svg" alt="Open In Colab"></a>'
-            )
-        rows.append(
-            f"<tr><td>{_number(page.stem)}</td><td>" + "</td><td>".join(cells) + "</td></tr>"
+        read = " · ".join(
+            f'<a href="{lang}/{page.stem}.html" hreflang="{lang}" lang="{lang}" '
+            f'title="{html.escape(pages[lang][index].title)}">{names[lang]}</a>'
+            for lang in langs
         )
+        colab = " · ".join(
+            f'<a href="{html.escape(links.colab_url(tree.localized(lang, page.stem), tree.root))}"'
+            f' hreflang="{lang}" title="{names[lang]}">{lang}</a>'
+            for lang in langs
+        )
+        badge = '<img src="_static/colab-badge.svg" alt="Open In Colab">'
+        title = f'<a href="{SOURCE}/{page.stem}.html">{_inline(page.title)}</a>'
+        cells = [str(_number(page.stem)), title, read, f"{badge}<br>{colab}"]
+        rows.append("<tr><td>" + "</td><td>".join(cells) + "</td></tr>")
     indexes = " · ".join(
-        f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{name}</a>'
-        for lang, name in zip(langs, names, strict=True)
+        f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{names[lang]}</a>'
+        for lang in langs
     )
     return f"""# {TITLE}: the executed curriculum
 
@@ -297,7 +303,7 @@ TPU with the full parameters.
 <p class="tpu-language-list">By language: {indexes}</p>
 
 <div class="pst-scrollable-table-container"><table class="table tpu-curriculum">
-<thead><tr><th>#</th><th>notebook</th>{head}</tr></thead>
+<thead><tr><th>#</th><th>notebook</th><th>read it in</th><th>open it in Colab</th></tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody></table></div>
@@ -323,6 +329,7 @@ SITE_CSS = """\
 table.tpu-curriculum { width: auto; }
 table.tpu-curriculum th, table.tpu-curriculum td { vertical-align: middle; padding: 0.3em; }
 table.tpu-curriculum td:nth-child(2) { min-width: 14em; }
+table.tpu-curriculum td:nth-child(3), table.tpu-curriculum td:nth-child(4) { max-width: 22em; }
 table.tpu-curriculum img { min-width: 117px; }
 """
 # A local "Open in Colab" badge: the site shows it without reaching colab.research.google.com.
