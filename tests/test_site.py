@@ -254,10 +254,15 @@ def test_missing_executed_notebooks_are_listed_in_one_error_with_their_commands(
     with pytest.raises(site.SiteError) as error:
         site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "build/ptx")
     message = str(error.value)
-    assert "2 cannot be used" in message
+    assert "1 cannot be used" in message
     assert "notebooks/en/02_beta.ipynb: no executed copy" in message
     assert "`nox -s notebooks -- notebooks/en/02_beta.ipynb`" in message
-    assert "15_gamma_pytorch.ipynb: no executed copy" in message and "nox -s pytorch_xla" in message
+    # A missing PyTorch/XLA copy is shown unexecuted (test above); a broken one is an error.
+    write(tree.root, "build/ptx/en/15_gamma_pytorch.ipynb", english())  # no papermill metadata
+    with pytest.raises(site.SiteError) as error:
+        site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "build/ptx")
+    assert "15_gamma_pytorch.ipynb is not an executed copy" in str(error.value)
+    assert "nox -s pytorch_xla" in str(error.value)
 
 
 def test_a_notebook_not_executed_failed_or_still_running_is_refused(tree):
@@ -341,3 +346,23 @@ def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path)
     assert executed.cells[0].outputs[0]["text"] == "probe\n"
     line = site.run_line(executed)
     assert run["machine"]["platform"] in line and f"Python {run['python']}" in line
+
+
+def test_the_site_builds_without_the_pytorch_environment(tree):
+    # Notebook 15's copy comes from `nox -s pytorch_xla` (a 7 GB environment): without it, its
+    # pages show the notebook as committed, and say so; every other notebook needs its copy.
+    write(tree.root, "notebooks/en/03_gamma_pytorch.ipynb", english(nbformat.v4.new_code_cell("1")))
+    l10n.extract(tree)
+    found = site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")
+    assert found["03_gamma_pytorch"] == tree.notebooks / "en/03_gamma_pytorch.ipynb"
+    src = tree.root / "build/site-src"
+    log = site.write_sources(tree, found, site.site_languages(tree), src)
+    assert any("03_gamma_pytorch.ipynb was not executed for this build" in line for line in log)
+    for lang in ("en", "de"):
+        header = nbformat.read(src / lang / "03_gamma_pytorch.ipynb", as_version=4).cells[1].source
+        assert site_text.text(lang, "not_executed", command="<code>nox -s pytorch_xla</code>") in (
+            header
+        )
+    (tree.root / "build/executed/en/02_beta.ipynb").unlink()  # a TensorFlow notebook: an error
+    with pytest.raises(site.SiteError, match="02_beta.ipynb: no executed copy"):
+        site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")

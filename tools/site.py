@@ -43,6 +43,7 @@ from tools.site_pages import (
     COLAB_BADGE_SVG,
     SITE_CSS,
     Page,
+    command_for,
     landing_page,
     language_index,
     make_page,
@@ -78,13 +79,6 @@ class SiteError(Exception):
 # ----------------------------------------------------------------------------- inputs
 
 
-def command_for(english: Path) -> str:
-    """The command that writes a notebook's executed copy."""
-    if nbcheck.stack(english) == "pytorch":
-        return "nox -s pytorch_xla"
-    return f"nox -s notebooks -- notebooks/{SOURCE}/{english.name}"
-
-
 def executed_notebooks(
     tree: l10n.Tree, executed: Path = EXECUTED, pytorch_xla: Path = PYTORCH_XLA
 ) -> dict[str, Path]:
@@ -96,7 +90,9 @@ def executed_notebooks(
         pytorch_xla: Where `nox -s pytorch_xla` writes the PyTorch/XLA notebook's copy.
 
     Returns:
-        The executed copy of each notebook, by file stem, in the notebooks' order.
+        The executed copy of each notebook, by file stem, in the notebooks' order; for a notebook
+        of an environment of its own (`nbcheck.OWN_ENVIRONMENT`: PyTorch/XLA) without one, the
+        notebook itself, which its pages show without outputs.
 
     Raises:
         SiteError: Some are missing, are not executed copies, or recorded a failed run; one
@@ -107,7 +103,9 @@ def executed_notebooks(
         folder = pytorch_xla if nbcheck.stack(english) == "pytorch" else executed
         path = folder / SOURCE / english.name
         why = _not_executed(path)
-        if why:
+        if not path.exists() and nbcheck.stack(english) in nbcheck.OWN_ENVIRONMENT:
+            found[english.stem] = english  # shown without outputs: no 7 GB environment needed
+        elif why:
             problems.append(f"{tree.rel(english)}: {why}; run `{command_for(english)}`")
         else:
             found[english.stem] = path
@@ -252,7 +250,12 @@ def write_sources(
     for stem, path in found.items():
         executed = nbcheck.read(path)
         differ = stale(tree, stem, executed)
-        if differ:
+        if "papermill" not in executed.metadata:
+            log.append(
+                f"note: {tree.rel(path)} was not executed for this build: its pages show it "
+                f"without outputs; `{command_for(path)}` executes it"
+            )
+        elif differ:
             log.append(
                 f"warning: {_shown(path)} was executed from an older notebooks/{SOURCE}/"
                 f"{stem}.ipynb (cells {', '.join(map(str, differ[:8]))} differ): its pages show "

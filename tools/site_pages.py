@@ -14,6 +14,7 @@ import copy
 import html
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import nbformat
 
@@ -119,6 +120,13 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
     )
 
 
+def command_for(english: Path) -> str:
+    """The command that writes a notebook's executed copy."""
+    if nbcheck.stack(english) == "pytorch":
+        return "nox -s pytorch_xla"
+    return f"nox -s notebooks -- notebooks/{SOURCE}/{english.name}"
+
+
 def page_header(nb: nbformat.NotebookNode, lang: str, langs: list[str], stem: str) -> str:
     """The header of a notebook page: switcher, parameters, machine and software, as HTML.
 
@@ -136,6 +144,9 @@ def page_header(nb: nbformat.NotebookNode, lang: str, langs: list[str], stem: st
         f"<p>{run_line(nb, lang)}</p>",
         "</div>",
     ]
+    if "papermill" not in nb.metadata:  # shown as committed: not executed for this build
+        command = _code(command_for(Path(f"{stem}.ipynb")))
+        lines[2:5] = [f"<p>{text(lang, 'not_executed', command=command)}</p>"]
     return "\n".join(lines)
 
 

@@ -37,6 +37,10 @@ ENGLISH = {
         "running the notebook again records them)."
     ),
     "unknown_date": "at an unknown date",
+    "not_executed": (
+        "Not executed for this site: it was built without the environment that runs this "
+        "notebook ({command}), so the code is shown without its outputs."
+    ),
     "run_on": "Run on {date} UTC",
     "hardware": "hardware: {platform}, {cpus} CPUs, accelerator: {accelerator}",
     "software": "software: Python {python}, {packages}",
