@@ -184,6 +184,7 @@ def test_a_translated_page_and_index_speak_their_language(tree):
     header = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[1].source
     assert "Parameter (von papermill eingefügt;" in header and "<code>STEPS = 2</code>" in header
     assert "Ausgeführt am 2026-11-23 19:00 UTC; Hardware: Linux-6.1-x86_64, 2 CPUs" in header
+    assert "Beschleuniger: keiner" in header  # the recorded "none", in German
     assert "alle Notebooks, alle Sprachen</a>" in header and 'aria-label="Sprachen"' in header
     for english_words in ("Parameters", "Run on", "hardware:", "all notebooks"):
         assert english_words not in header

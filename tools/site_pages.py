@@ -62,6 +62,11 @@ def parameters_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
     return text(lang, "parameters", values=shown)
 
 
+def _accelerator(lang: str, recorded: object) -> str:
+    """The accelerator as recorded, "none" in the page's language."""
+    return text(lang, "no_accelerator") if recorded == "none" else html.escape(str(recorded))
+
+
 def run_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
     """The date, machine and software of the run that produced an executed copy, as HTML, in
     `lang` (the values themselves, such as the platform and the package names, as recorded)."""
@@ -82,7 +87,7 @@ def run_line(nb: nbformat.NotebookNode, lang: str = SOURCE) -> str:
             "hardware",
             platform=html.escape(str(machine.get("platform", "?"))),
             cpus=machine.get("cpus", "?"),
-            accelerator=html.escape(str(machine.get("accelerator", "?"))),
+            accelerator=_accelerator(lang, machine.get("accelerator", "?")),
         ),
         text(
             lang,

@@ -43,6 +43,7 @@ ENGLISH = {
     ),
     "run_on": "Run on {date} UTC",
     "hardware": "hardware: {platform}, {cpus} CPUs, accelerator: {accelerator}",
+    "no_accelerator": "none",
     "software": "software: Python {python}, {packages}",
     "environment": "environment: {environment}",
     "separator": "; ",
