@@ -167,6 +167,21 @@ def screenshot(driver: webdriver.Chrome, page: str, suffix: str = "") -> Path:
     return path
 
 
+# Two characters of each CJK language: drawn in the page's font, they differ unless both fall
+# back to the same empty box (no font with these glyphs: the page reads as boxes).
+CJK_GLYPHS = {"ja": ("あ", "い"), "ko": ("가", "나"), "zh-cn": ("中", "文")}
+DRAW_GLYPHS = """
+const canvas = document.createElement("canvas");
+canvas.width = canvas.height = 64;
+const context = canvas.getContext("2d");
+const draw = (glyph) => {
+  context.clearRect(0, 0, 64, 64);
+  context.font = "48px " + getComputedStyle(document.body).fontFamily;
+  context.fillText(glyph, 4, 52);
+  return canvas.toDataURL();
+};
+return [draw(arguments[0]), draw(arguments[1])];
+"""
 # What Sphinx and its theme print where a setting is missing (sphinx's default author, project).
 PLACEHOLDER_TEXT = ("Author name not set", "Project name not set")
 
@@ -186,6 +201,12 @@ def test_the_page_loads_with_its_images_in_chromium(page, server, browser):
     text = browser.find_element(By.TAG_NAME, "body").text
     placeholders = [words for words in PLACEHOLDER_TEXT if words in text]
     assert not placeholders, f"{url}: a placeholder of Sphinx or its theme: {placeholders}"
+    if (glyphs := CJK_GLYPHS.get(page.split("/")[0])) is not None:
+        first, second = browser.execute_script(DRAW_GLYPHS, *glyphs)
+        assert first != second, (
+            f"{url}: {glyphs[0]} and {glyphs[1]} render as the same box in the page's font: no "
+            "font has these glyphs (`apt-get install -y fonts-noto-cjk`)"
+        )
     images = wait_for_images(browser)
     broken = [image["src"] for image in images if not image["width"] > 0]
     assert images and not broken, f"{url}: images that do not render: {broken}"
@@ -297,3 +318,22 @@ def test_search_finds_pages_offline(lang, query, server, browser):
     )
     results = browser.find_elements(By.CSS_SELECTOR, "#search-results li a")
     assert any(".html" in (a.get_attribute("href") or "") for a in results)
+
+
+@pytest.mark.timeout(120)
+def test_the_landing_table_fits_a_1024_pixel_window(server, browser):
+    # One row per notebook, its languages in two cells: no language column may hide to the right.
+    browser.set_window_size(1024, 800)
+    try:
+        browser.get(urljoin(server, "index.html"))
+        WebDriverWait(browser, WAIT_SECONDS).until(
+            lambda d: d.execute_script("return document.readyState") == "complete",
+            message=f"the landing page not loaded after {WAIT_SECONDS} s",
+        )
+        right, width = browser.execute_script(
+            "const table = document.querySelector('table.tpu-curriculum');"
+            "return [table.getBoundingClientRect().right, document.documentElement.clientWidth];"
+        )
+        assert right <= width, f"the landing table ends at {right:.0f} px in a {width} px window"
+    finally:
+        browser.set_window_size(1366, 1000)
