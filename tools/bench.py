@@ -212,6 +212,48 @@ def bench_custom(
     return steps // steps_per_call * steps_per_call * batch / (time.perf_counter() - start)
 
 
+def _styles(strategy: Any, filters: int, batch: int, steps: int, spe: int, seed: int) -> dict:
+    """The four training-loop styles, each a function that times one run (examples/s)."""
+    return {
+        "fit, steps_per_execution=1": lambda: bench_fit(
+            strategy, filters, batch, steps, 1, seed, helper=False
+        ),
+        f"fit, steps_per_execution={spe}": lambda: bench_fit(
+            strategy, filters, batch, steps, spe, seed, helper=strategy.num_replicas_in_sync > 1
+        ),
+        "custom loop, 1 step per call": lambda: bench_custom(
+            strategy, filters, batch, steps, 1, seed
+        ),
+        f"multi-step loop, {spe} steps per call": lambda: bench_custom(
+            strategy, filters, batch, steps, spe, seed
+        ),
+    }
+
+
+def _result(name: str, runs: list[float], batch: int, flops: float, peak: float) -> dict:
+    """One style's figures: the median of its runs, the step time and the MFU."""
+    rate = statistics.median(runs)
+    return {
+        "style": name,
+        "examples_per_second": rate,
+        "runs_examples_per_second": runs,
+        "step_time_ms": 1000.0 * batch / rate,
+        "model_flops_utilization": rate * flops / peak,
+    }
+
+
+def _helper_vs_keras(keras_runs: list[float], helper_runs: list[float]) -> dict:
+    """Keras' own multi-step `fit` loop against the same loop through tpuhelpers."""
+    keras_own, helper = statistics.median(keras_runs), statistics.median(helper_runs)
+    return {
+        "keras_examples_per_second": keras_own,
+        "tpuhelpers_examples_per_second": helper,
+        "keras_runs_examples_per_second": keras_runs,
+        "tpuhelpers_runs_examples_per_second": helper_runs,
+        "difference_percent": 100.0 * (helper - keras_own) / keras_own,
+    }
+
+
 def run(
     filters: int = 32,
     batch: int = 200,
@@ -232,20 +274,7 @@ def run(
     per_replica_batch_size(batch, strategy)
     import tensorflow as tf
 
-    all_styles = {
-        "fit, steps_per_execution=1": lambda: bench_fit(
-            strategy, filters, batch, steps, 1, seed, helper=False
-        ),
-        f"fit, steps_per_execution={spe}": lambda: bench_fit(
-            strategy, filters, batch, steps, spe, seed, helper=strategy.num_replicas_in_sync > 1
-        ),
-        "custom loop, 1 step per call": lambda: bench_custom(
-            strategy, filters, batch, steps, 1, seed
-        ),
-        f"multi-step loop, {spe} steps per call": lambda: bench_custom(
-            strategy, filters, batch, steps, spe, seed
-        ),
-    }
+    all_styles = _styles(strategy, filters, batch, steps, spe, seed)
     chosen = styles or list(all_styles)
     unknown = [name for name in chosen if name not in all_styles]
     if unknown:
@@ -255,7 +284,6 @@ def run(
     # On one replica the steps_per_execution=N style runs Keras' own loop: its runs are the
     # reference, and only the same loop through tpuhelpers is added.
     compare = strategy.num_replicas_in_sync == 1 and spe > 1 and styles is None
-    keras_own_style = f"fit, steps_per_execution={spe}"
     if compare:
         all_styles["tpuhelpers"] = lambda: bench_fit(
             strategy, filters, batch, steps, spe, seed, helper=True
@@ -265,45 +293,21 @@ def run(
     for _ in range(repeats):
         for name in timed:
             runs[name].append(all_styles[name]())
-    results = []
-    for name in chosen:
-        rate = statistics.median(runs[name])
-        results.append(
-            {
-                "style": name,
-                "examples_per_second": rate,
-                "runs_examples_per_second": runs[name],
-                "step_time_ms": 1000.0 * batch / rate,
-                "model_flops_utilization": rate * flops_per_example / peak,
-            }
-        )
+    settings = {"filters": filters, "global_batch": batch}
+    settings |= {"replicas": strategy.num_replicas_in_sync, "steps": steps}
+    settings |= {"steps_per_execution": spe, "seed": seed, "repeats": repeats}
     figures: dict[str, Any] = {
-        "settings": {
-            "filters": filters,
-            "global_batch": batch,
-            "replicas": strategy.num_replicas_in_sync,
-            "steps": steps,
-            "steps_per_execution": spe,
-            "seed": seed,
-            "repeats": repeats,
-        },
+        "settings": settings,
         "hardware": str(hardware.describe(strategy)).splitlines()[:3],
         "versions": {"tensorflow": tf.__version__, "keras": training.keras_version()},
         "machine": platform.platform(),
         "training_gflop_per_example": flops_per_example / 1e9,
         "matmul_gflops": peak / 1e9,
-        "results": results,
+        "results": [_result(n, runs[n], batch, flops_per_example, peak) for n in chosen],
     }
     if compare:
-        keras_own = statistics.median(runs[keras_own_style])
-        helper = statistics.median(runs["tpuhelpers"])
-        figures["helper_vs_keras_fit"] = {
-            "keras_examples_per_second": keras_own,
-            "tpuhelpers_examples_per_second": helper,
-            "keras_runs_examples_per_second": runs[keras_own_style],
-            "tpuhelpers_runs_examples_per_second": runs["tpuhelpers"],
-            "difference_percent": 100.0 * (helper - keras_own) / keras_own,
-        }
+        keras_runs = runs[f"fit, steps_per_execution={spe}"]
+        figures["helper_vs_keras_fit"] = _helper_vs_keras(keras_runs, runs["tpuhelpers"])
     return figures
 
 
