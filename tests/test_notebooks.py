@@ -1,54 +1,120 @@
-"""Every notebook runs headless with its CI parameters (papermill, a real Jupyter kernel), once,
-and its cells tagged `reference-output` print what `tests/references/<notebook>.json` holds.
+"""The notebook runner: nbval runs every notebook headless with its CI parameters (papermill
+`--prepare-only`, a real Jupyter kernel), once, and compares its cells tagged `reference-output`
+with `tests/references/<notebook>.json` (`nox -s tests` passes build/nbval/en to pytest; this file
+checks the copies it gets, and that the comparison fails when it should).
 
-By default the English notebooks run; `TPUHELPERS_NOTEBOOK_LANGS=all` (or `de,it`) runs the
-localized ones too (`nox -s notebooks_l10n`). Their code cells are identical to English by
-construction (`python -m tools.l10n check`), so the default CI runs English only.
+`nox -s notebooks_l10n` runs the localized notebooks too. Their code cells are identical to
+English by construction (`python -m tools.l10n check`), so the default CI runs English only.
 """
 
+import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
+import nbformat
 import pytest
+import yaml
 
 from tools import nbcheck, notebooks
-from tools.notebooks import ROOT, run_and_compare
+from tools.notebooks import ROOT
 
-LANGUAGES = os.environ.get("TPUHELPERS_NOTEBOOK_LANGS", "en")
-# Notebooks of another stack (PyTorch/XLA) run in their own environment: `nox -s pytorch_xla`.
-NOTEBOOKS = [
-    path
-    for path in nbcheck.all_notebooks()
-    if (LANGUAGES == "all" or path.parent.name in LANGUAGES.split(","))
-    and nbcheck.stack(path) not in nbcheck.OWN_ENVIRONMENT
-]
+
+def _notebook(path: Path, *cells: nbformat.NotebookNode) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=list(cells)), path)
+    return path
+
+
+def _reference(code: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(code, id="cell-001")
+    cell.metadata["tags"] = [nbcheck.REFERENCE_TAG]
+    return cell
+
+
+def _prepared(tmp_path, monkeypatch, code: str, stored_text: str) -> Path:
+    """A one-cell notebook prepared for nbval, its reference storing `stored_text` on stdout."""
+    parameters = nbformat.v4.new_code_cell("N = 1", id="cell-000")
+    parameters.metadata["tags"] = ["parameters"]
+    source = _notebook(tmp_path / "xx" / "probe.ipynb", parameters, _reference(code))
+    monkeypatch.setattr(notebooks, "REFERENCES", tmp_path / "refs")
+    monkeypatch.setattr(notebooks, "PARAMETERS_FILE", tmp_path / "parameters.yaml")
+    (tmp_path / "parameters.yaml").write_text("probe:\n  N: 2\n")
+    (tmp_path / "refs").mkdir()
+    stream = {"name": "stdout", "output_type": "stream", "text": stored_text}
+    (tmp_path / "refs" / "probe.json").write_text(json.dumps({"cell-001": [stream]}))
+    return notebooks.prepare(source, tmp_path / "nbval")
+
+
+def _nbval(copy: Path) -> subprocess.CompletedProcess:
+    # The repository's conftest.py (stderr skipped) and sanitizer file, as `nox -s tests` uses.
+    nbval = ("--nbval-lax", f"--nbval-sanitize-with={notebooks.SANITIZE_FILE}")
+    command = [sys.executable, "-m", "pytest", "-p", "conftest", *nbval, str(copy)]
+    command += [
+        "--nbval-kernel-name=python3",
+        "-p",
+        "no:cacheprovider",
+        "--rootdir",
+        str(copy.parent),
+    ]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+
+
+def test_a_prepared_copy_has_the_ci_parameters_and_the_stored_outputs(tmp_path, monkeypatch):
+    copy = nbformat.read(_prepared(tmp_path, monkeypatch, "print(N)", "2\n"), 4)
+    injected = [c for c in copy.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "N = 2" in injected[0].source
+    reference = next(c for c in copy.cells if c.id == "cell-001")
+    assert reference.outputs[0]["text"] == "2\n" and reference.execution_count == 1
+    assert notebooks.NBVAL_CHECK in reference.metadata["tags"]
+
+
+def test_a_reference_cell_without_a_stored_output_is_named(tmp_path, monkeypatch):
+    source = _notebook(tmp_path / "xx" / "probe.ipynb", _reference("print(1)"))
+    monkeypatch.setattr(notebooks, "REFERENCES", tmp_path)
+    (tmp_path / "probe.json").write_text("{}")
+    with pytest.raises(notebooks.NotebookFailed, match="cell-001 has no stored reference.*refs"):
+        notebooks.prepare(source, tmp_path / "nbval")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.stem}")
-def test_notebook_runs_and_prints_its_references(notebook: Path) -> None:
-    # NotebookFailed names the notebook and the failing cell, or lists each reference cell that
-    # differs, with a diff; the executed copy, with its plots, is kept in build/executed/.
-    executed = run_and_compare(notebook, ROOT / "build" / "executed")
-    assert executed.exists()
+@pytest.mark.parametrize(
+    ("code", "stored", "passes"),
+    [
+        ("print(N)", "2\n", True),  # the CI parameter, not the notebook's own N = 1
+        ("print(N + 1)", "2\n", False),  # a changed output fails
+        ("import sys\nprint(N); print('log line', file=sys.stderr)", "2\n", True),  # stderr
+        ("print('at 127.0.0.1:4321')", "at 127.0.0.1:1234\n", True),  # sanitized: a port
+    ],
+)
+def test_nbval_compares_the_reference_cells(tmp_path, monkeypatch, code, stored, passes):
+    result = _nbval(_prepared(tmp_path, monkeypatch, code, stored))
+    assert (result.returncode == 0) == passes, result.stdout[-3000:]
+    if not passes:
+        assert "Cell outputs differ" in result.stdout
+
+
+def test_prepare_replaces_only_its_own_folder(tmp_path, capsys):
+    mine = tmp_path / "mine"
+    (mine / "en").mkdir(parents=True)
+    (mine / "en" / "notes.txt").write_text("keep me")
+    with pytest.raises(SystemExit):
+        notebooks.main(["prepare", "notebooks/en/01_tpu_initialization.ipynb", "--out", str(mine)])
+    assert "was not made by tools.notebooks prepare" in capsys.readouterr().err
+    assert (mine / "en" / "notes.txt").read_text() == "keep me"
 
 
 def test_notebooks_of_another_stack_stay_out_of_the_default_runs() -> None:
     # Notebook 15's kernel needs torch (`nox -s pytorch_xla`); this environment has none.
-    from tools.notebooks import find_notebooks
-
     own = {p for p in nbcheck.all_notebooks() if nbcheck.stack(p) == "pytorch"}
     assert Path(nbcheck.NOTEBOOKS / "en" / "15_pytorch_xla.ipynb") in own
-    assert not own & set(NOTEBOOKS)
-    assert not own & set(find_notebooks())
+    assert not own & set(notebooks.find_notebooks())
 
 
 def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
-    import yaml
-
-    from tools.notebooks import PARAMETERS_FILE
-
-    table = yaml.safe_load(PARAMETERS_FILE.read_text()) or {}
+    table = yaml.safe_load(notebooks.PARAMETERS_FILE.read_text()) or {}
     stems = {p.stem for p in nbcheck.all_notebooks()}
     assert not set(table) - stems, (
         f"parameters for notebooks that do not exist: {set(table) - stems}"
@@ -56,14 +122,8 @@ def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
 
 
 def test_every_reference_cell_has_a_stored_reference() -> None:
-    import json
-
-    import nbformat
-
-    from tools.notebooks import reference_file
-
     for path in nbcheck.all_notebooks():
-        stored = json.loads(reference_file(path).read_text())
+        stored = json.loads(notebooks.reference_file(path).read_text())
         cells = nbformat.read(path, 4).cells
         tagged = {cell.id for cell in cells if nbcheck.is_reference_cell(cell)}
         assert tagged == set(stored), f"{path}: run `nox -s refs` (tagged {tagged})"
@@ -72,23 +132,18 @@ def test_every_reference_cell_has_a_stored_reference() -> None:
 def test_a_kernel_does_not_inherit_the_keras_backend_this_process_chose(tmp_path, monkeypatch):
     # get_strategy() sets KERAS_BACKEND=tensorflow in the test process; a kernel that inherited
     # it would make notebook 10 (Keras on JAX) fail whenever such a test ran before it.
-    import nbformat
-
-    from tools.notebooks import execute
 
     monkeypatch.setenv("KERAS_BACKEND", "tensorflow")
     notebook = tmp_path / "xx" / "probe.ipynb"
     notebook.parent.mkdir()
     code = "import os\nprint(repr(os.environ.get('KERAS_BACKEND')))"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]), notebook)
-    executed = nbformat.read(execute(notebook, tmp_path / "out", parameters={}), 4)
+    executed = nbformat.read(notebooks.execute(notebook, tmp_path / "out", parameters={}), 4)
     assert executed.cells[0].outputs[0]["text"].strip() == "None"
     assert os.environ["KERAS_BACKEND"] == "tensorflow"  # restored for this process
 
 
 def _teaching_cells(path: Path) -> list[str]:
-    import nbformat
-
     cells = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
     return [
         c.source
@@ -99,8 +154,6 @@ def _teaching_cells(path: Path) -> list[str]:
 
 
 def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
-    import re
-
     used = total = 0
     for path in nbcheck.all_notebooks():
         if path.parent.name != "en":
@@ -132,8 +185,6 @@ def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
 )
 def test_the_runner_refuses_to_run_nothing(argv, message, capsys):
     # Before: `--lang xx` printed "0 notebooks ran" and exited 0.
-    from tools import notebooks
-
     with pytest.raises(SystemExit) as exit_info:
         notebooks.main(argv)
     assert exit_info.value.code == 2
@@ -141,8 +192,6 @@ def test_the_runner_refuses_to_run_nothing(argv, message, capsys):
 
 
 def test_the_runner_checks_its_output_folder_before_running(tmp_path, capsys):
-    from tools import notebooks
-
     target = tmp_path / "executed.txt"
     target.write_text("keep me")
     with pytest.raises(SystemExit):
@@ -152,10 +201,6 @@ def test_the_runner_checks_its_output_folder_before_running(tmp_path, capsys):
 
 
 def test_the_runner_keeps_going_past_a_broken_notebook_and_exits_1(tmp_path, capsys):
-    import nbformat
-
-    from tools import notebooks
-
     paths = []
     for name, code in (("a_broken", "1 / 0"), ("b_fine", "print('fine')")):
         path = tmp_path / "xx" / f"{name}.ipynb"
@@ -170,8 +215,6 @@ def test_the_runner_keeps_going_past_a_broken_notebook_and_exits_1(tmp_path, cap
 
 
 def test_no_code_cell_is_over_40_lines() -> None:
-    import nbformat
-
     long_cells = [
         f"{path.name} {cell.id}: {len(cell.source.splitlines())} lines"
         for path in nbcheck.all_notebooks()

@@ -1,27 +1,27 @@
-"""Run the curriculum headless: papermill with CI parameters, compared with reference outputs.
+"""Run the curriculum headless: papermill with CI parameters; nbval compares the references.
 
-    python -m tools.notebooks run [--lang en] [--out build/executed] [--compare]
+    python -m tools.notebooks run [--lang en] [--out build/executed]
+    python -m tools.notebooks prepare [--lang en] [--out build/nbval]
     python -m tools.notebooks refs [NOTEBOOK ...]
 
 `run` executes each notebook once with the parameters from `tests/notebook_parameters.yaml` and
-keeps the executed copies (with their plots); with `--compare` it also compares the cells tagged
-`reference-output` with `tests/references/<notebook>.json` (made on the default CPU stack, so
-other stacks, which print other versions, run without it). `refs` executes the English notebooks
-and stores those cells' outputs there. The notebooks themselves carry no outputs: what a reader
-sees comes from a run with the reader's own parameters.
+keeps the executed copies (with their plots), for the site. `prepare` writes the copies that
+`nox -s tests` hands to nbval (`pytest --nbval-lax`): the CI parameters injected, and in each cell
+tagged `reference-output` the outputs stored in `tests/references/<notebook>.json` (made on the
+default CPU stack, so other stacks, which print other versions, run without them). nbval then
+executes each copy once and compares those cells, masking what `tests/reference_sanitize.cfg`
+names. `refs` executes the English notebooks and stores those cells' outputs there. The notebooks
+themselves carry no outputs: what a reader sees comes from a run with the reader's own parameters.
 """
 
 from __future__ import annotations
 
 import argparse
-import configparser
 import contextlib
-import difflib
 import importlib.metadata
 import json
 import os
 import platform
-import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -32,13 +32,16 @@ import nbformat
 import papermill
 import yaml
 
-from tools import nbcheck
+from tools import nbcheck, outputs
 from tpuhelpers import tpu
 
 ROOT = nbcheck.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"
 REFERENCES = ROOT / "tests" / "references"
-SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"
+SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"  # nbval's format: regex/replace pairs
+# The tag nbval's `--nbval-lax` compares; `prepare` adds it to the reference cells.
+NBVAL_CHECK = "nbval-check-output"
+PREPARED_BY = "tools.notebooks prepare"  # the mark on the folder of nbval's copies
 
 
 # Variables a process sets for itself (`jax_setup.use_keras_backend` sets KERAS_BACKEND), which a
@@ -216,66 +219,61 @@ def output_text(cell: dict) -> str:
     return "".join(parts)
 
 
-def sanitizers(path: Path = SANITIZE_FILE) -> list[tuple[re.Pattern, str]]:
-    """The (pattern, replacement) pairs of `tests/reference_sanitize.cfg`, one section each."""
-    config = configparser.ConfigParser(interpolation=None)
-    config.read(path, encoding="utf-8")
-    return [
-        (re.compile(config[s]["regex"]), config[s].get("replace", "")) for s in config.sections()
-    ]
-
-
-def sanitize(text: str, rules: list[tuple[re.Pattern, str]]) -> str:
-    """Masks what differs from run to run (ports, addresses, timings) in `text`."""
-    for pattern, replacement in rules:
-        text = pattern.sub(replacement, text)
-    return text
-
-
 def reference_file(notebook: Path) -> Path:
     """Where a notebook's reference outputs are stored (the same for every language)."""
     return REFERENCES / f"{notebook.stem}.json"
 
 
-def compare_with_references(notebook: Path, executed: Path) -> list[str]:
-    """The reference cells whose outputs differ from the stored ones, each with a diff."""
-    stored = json.loads(reference_file(notebook).read_text(encoding="utf-8"))
-    rules = sanitizers()
-    found = []
-    cells = [c for c in nbcheck.read(executed).cells if nbcheck.is_reference_cell(c)]
-    for cell in cells:
-        if cell.id not in stored:
-            found.append(f"{cell.id}: no stored reference (run `nox -s refs`)")
+def reference_outputs(cell: dict) -> list[dict]:
+    """A cell's outputs as its reference stores them: without stderr (TensorFlow's log lines,
+    which differ between runs, and which nbval is told to skip) and without metadata."""
+    kept = []
+    for output in cell.get("outputs", []):
+        if output["output_type"] == "stream" and output["name"] == "stderr":
             continue
-        want, got = (sanitize(text, rules) for text in (stored[cell.id], output_text(cell)))
-        if want != got:
-            diff = difflib.unified_diff(
-                want.splitlines(), got.splitlines(), "reference", "this run", lineterm=""
-            )
-            found.append(f"{cell.id}:\n" + "\n".join(list(diff)[:40]))
-    extra = set(stored) - {cell.id for cell in cells}
-    found += [
-        f"{cell_id}: stored, but no such reference cell (run `nox -s refs`)"
-        for cell_id in sorted(extra)
-    ]
-    return found
+        output = {key: value for key, value in output.items() if key != "metadata"}
+        if "execution_count" in output:
+            output["execution_count"] = 1
+        kept.append({"metadata": {}, **output} if "data" in output else output)
+    return kept
 
 
-def run_and_compare(notebook: Path, output_dir: Path) -> Path:
-    """Executes a notebook once and compares its reference cells; returns the executed copy.
+def prepare(notebook: Path, output_dir: Path) -> Path:
+    """Writes the copy of a notebook that nbval runs: CI parameters injected (papermill
+    `--prepare-only`), and the stored outputs in its reference cells, tagged for nbval's
+    `--nbval-lax` (`nbval-check-output`); returns the copy's path.
 
     Raises:
-        NotebookFailed: A cell raised, or reference cells differ (each listed with a diff).
+        NotebookFailed: A reference cell has no stored output (run `nox -s refs`).
+        NotebookFileError: `notebook` is not a readable notebook.
     """
-    executed = execute(notebook, output_dir)
-    differences = compare_with_references(notebook, executed)
-    if differences:
-        raise NotebookFailed(
-            f"{notebook.relative_to(ROOT)}: {len(differences)} reference cell(s) differ from "
-            f"{reference_file(notebook).relative_to(ROOT)} (executed copy: {executed}):\n"
-            + "\n".join(differences)
-        )
-    return executed
+    nbcheck.read(notebook)
+    output = output_dir / notebook.parent.name / notebook.name
+    output.parent.mkdir(parents=True, exist_ok=True)
+    papermill.execute_notebook(
+        str(notebook),
+        str(output),
+        parameters=ci_parameters(notebook),
+        prepare_only=True,
+        language="python",
+        kernel_name="python3",
+        progress_bar=False,
+    )
+    stored = json.loads(reference_file(notebook).read_text(encoding="utf-8"))
+    prepared = nbcheck.read(output)
+    for cell in prepared.cells:
+        if not nbcheck.is_reference_cell(cell):
+            continue
+        if cell.id not in stored:
+            raise NotebookFailed(
+                f"{_shown(notebook)}: cell {cell.id} has no stored reference in "
+                f"{_shown(reference_file(notebook))}: run `nox -s refs`"
+            )
+        cell.outputs = [nbformat.from_dict(o) for o in stored[cell.id]]
+        cell.execution_count = 1  # nbval compares only cells that ran in the reference
+        cell.metadata.setdefault("tags", []).append(NBVAL_CHECK)
+    nbformat.write(prepared, output)
+    return output
 
 
 def store_references(notebook: Path, executed: Path) -> int:
@@ -285,22 +283,21 @@ def store_references(notebook: Path, executed: Path) -> int:
         How many reference cells were stored.
     """
     cells = [c for c in nbcheck.read(executed).cells if nbcheck.is_reference_cell(c)]
-    texts = {cell.id: output_text(cell) for cell in cells}
+    outputs = {cell.id: reference_outputs(cell) for cell in cells}
     REFERENCES.mkdir(parents=True, exist_ok=True)
     reference_file(notebook).write_text(
-        json.dumps(texts, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(outputs, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    return len(texts)
+    return len(outputs)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["run", "refs"])
+    parser.add_argument("command", choices=["run", "prepare", "refs"])
     parser.add_argument("notebooks", nargs="*", type=Path, help="default: all of --lang")
     parser.add_argument("--lang", action="append", help="language folder(s); default: all")
     parser.add_argument("--out", type=Path, help="output folder")
-    parser.add_argument("--compare", action="store_true", help="run: compare the references")
     args = parser.parse_intermixed_args(argv)
     # References come from the English notebooks; the localized ones have the same code.
     languages = args.lang or (["en"] if args.command == "refs" else None)
@@ -313,9 +310,18 @@ def main(argv: list[str] | None = None) -> int:
             if missing
             else f"no notebooks for --lang {','.join(languages or [])}: languages are {known}"
         )
-    out = args.out or ROOT / "build" / ("refs" if args.command == "refs" else "executed")
+    out = (
+        args.out
+        or ROOT / "build" / {"run": "executed", "prepare": "nbval", "refs": "refs"}[args.command]
+    )
     if out.exists() and not out.is_dir():
         parser.error(f"--out {out} is a file: name a folder for the executed notebooks")
+    if args.command == "prepare":  # last time's copies go: a renamed notebook leaves none behind
+        try:
+            outputs.clear(out, PREPARED_BY)
+        except outputs.NotOwnedError as error:
+            parser.error(str(error))
+        outputs.claim(out, PREPARED_BY)
     failures = []
     for notebook in notebooks:
         start = time.perf_counter()
@@ -323,9 +329,12 @@ def main(argv: list[str] | None = None) -> int:
             if args.command == "refs":
                 executed = execute(notebook, out)
                 note = f", {store_references(notebook, executed)} reference cells stored"
+            elif args.command == "prepare":
+                prepare(notebook, out)
+                note = ", prepared for nbval"
             else:
-                (run_and_compare if args.compare else execute)(notebook, out)
-                note = ", references compared" if args.compare else ""
+                execute(notebook, out)
+                note = ""
         except (NotebookFailed, nbcheck.NotebookFileError) as error:
             failures.append(str(error))
             print(f"FAILED {error}", flush=True)

@@ -3,9 +3,9 @@
     python -m tools.site build [--executed build/executed] [--out build/site] [--lang de]
     python -m tools.site sources [--executed build/executed]   # build/site-src/ only, no Sphinx
 
-Nothing runs here: the pages are the executed English notebooks that CI keeps
-(`build/executed/en/`, written by `nox -s tests` or `nox -s notebooks -- --lang en`; the
-PyTorch/XLA notebook by `nox -s pytorch_xla`, into `build/pytorch_xla/en/`). A page in another
+Nothing runs here: the pages are the executed English notebooks that `tools.notebooks run`
+keeps (`build/executed/en/`, written by `nox -s notebooks -- --lang en`; the PyTorch/XLA notebook
+by `nox -s pytorch_xla -- --site`, into `build/pytorch_xla/en/`). A page in another
 language is the executed English notebook with its markdown translated from that language's
 catalog by `l10n.translate_markdown`, exactly as the localized notebooks are built; its code cells
 are identical to English by construction, so the English run's outputs are its outputs. Its Colab

@@ -128,7 +128,7 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
 def command_for(english: Path) -> str:
     """The command that writes a notebook's executed copy."""
     if nbcheck.stack(english) == "pytorch":
-        return "nox -s pytorch_xla"
+        return "nox -s pytorch_xla -- --site"
     return f"nox -s notebooks -- notebooks/{SOURCE}/{english.name}"
 
 
