@@ -11,7 +11,7 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the repository's tools (stdlib only)
-from tools import runtimes, stamps  # noqa: E402
+from tools import paths, runtimes, stamps  # noqa: E402
 
 nox.options.sessions = ["lint", "tests"]
 # pyenv's shims (python3.12, python3.13) answer only for the active versions: the runtime
@@ -63,8 +63,7 @@ def nbval_copies(session: nox.Session, *notebooks: str, lang: str = "en") -> str
 
 @nox.session(python=PYTHON)
 def tests(session: nox.Session) -> None:
-    """Unit tests, and every English notebook through nbval, once each, its reference cells
-    compared."""
+    """Unit tests, and every English notebook once through nbval, its reference cells compared."""
     install(session)
     prepare_mnist(session)
     copies = nbval_copies(session)
@@ -139,7 +138,7 @@ def stamped_if_changed(session: nox.Session) -> None:
 
 # PyTorch/XLA (notebook 15) in an environment of its own: torch is a CUDA build of several GB,
 # so the default CI runs it only when what it depends on changed (`stamped_if_changed`).
-PYTORCH_XLA_NOTEBOOKS = sorted(str(p) for p in Path("notebooks/en").glob("*_pytorch*.ipynb"))
+PYTORCH_XLA_NOTEBOOKS = [str(p) for p in paths.all_notebooks("en") if paths.stack(p) == "pytorch"]
 # Two XLA CPU devices: enough to run data parallel for real on a machine without TPU chips.
 PYTORCH_XLA_ENV = {"PJRT_DEVICE": "CPU", "CPU_NUM_DEVICES": "2"}
 
@@ -209,8 +208,10 @@ def notebooks(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def notebooks_l10n(session: nox.Session) -> None:
-    """Every notebook in every language through nbval (the localized ones have the English
-    notebooks' code, so their reference cells print the same)."""
+    """Every notebook in every language through nbval, its reference cells compared.
+
+    The localized notebooks have the English notebooks' code, so those cells print the same.
+    """
     install(session)
     prepare_mnist(session)
     copies = nbval_copies(session, lang="all")
@@ -286,7 +287,7 @@ def lint(session: nox.Session) -> None:
     # The scripts readers write with %%writefile cells, checked like any other code.
     scripts = Path(session.create_tmp()) / "scripts"
     shutil.rmtree(scripts, ignore_errors=True)  # nox's own temporary folder
-    english = sorted(str(p) for p in Path("notebooks/en").glob("*.ipynb"))
+    english = [str(p) for p in paths.all_notebooks("en")]
     session.run(
         "python",
         "-m",
@@ -334,34 +335,28 @@ def bench(session: nox.Session) -> None:
 L10N_PACKAGES = ("nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
 
 
-def run_l10n(session: nox.Session, command: str) -> None:
-    """Runs one command of `python -m tools.l10n` with the session's arguments."""
-    session.install(*L10N_PACKAGES)
-    session.run("python", "-m", "tools.l10n", command, *session.posargs, env={"PYTHONPATH": "."})
+L10N_COMMANDS = {
+    "extract": "Updates the PO catalogs from the English notebooks (`-- --add LANG`, `--prune`).",
+    "build": "Writes notebooks/<lang>/*.ipynb from the English notebooks and the catalogs.",
+    "check": "Catalogs current, translations intact, localized notebooks as built, and links.",
+    "report": "Translated, fuzzy, untranslated by language and notebook (`--require-complete`).",
+}
 
 
-@nox.session(python=PYTHON)
-def l10n_extract(session: nox.Session) -> None:
-    """Updates the PO catalogs from the English notebooks (`-- --add LANG`, `-- --prune`)."""
-    run_l10n(session, "extract")
+def l10n_session(command: str, doc: str) -> None:
+    """Defines `nox -s l10n_<command>`: `python -m tools.l10n <command>` with the arguments."""
+
+    def run_l10n(session: nox.Session) -> None:
+        session.install(*L10N_PACKAGES)
+        args = ("python", "-m", "tools.l10n", command, *session.posargs)
+        session.run(*args, env={"PYTHONPATH": "."})
+
+    run_l10n.__doc__ = doc
+    nox.session(name=f"l10n_{command}", python=PYTHON)(run_l10n)
 
 
-@nox.session(python=PYTHON)
-def l10n_build(session: nox.Session) -> None:
-    """Writes notebooks/<lang>/*.ipynb from the English notebooks and the catalogs."""
-    run_l10n(session, "build")
-
-
-@nox.session(python=PYTHON)
-def l10n_check(session: nox.Session) -> None:
-    """Catalogs current, translations intact, localized notebooks as built, badges and links."""
-    run_l10n(session, "check")
-
-
-@nox.session(python=PYTHON)
-def l10n_report(session: nox.Session) -> None:
-    """Translated / fuzzy / untranslated per language and notebook (`-- --require-complete`)."""
-    run_l10n(session, "report")
+for _command, _doc in L10N_COMMANDS.items():
+    l10n_session(_command, _doc)
 
 
 @nox.session(python=PYTHON)

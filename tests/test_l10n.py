@@ -8,7 +8,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import catalogs, l10n, links, nbcheck, site_text
+from tools import catalogs, l10n, links, nbcheck, paths, site_text
 
 TITLE = """\
 # Alpha notebook
@@ -51,7 +51,7 @@ def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
     """Writes a notebook in canonical form, with its badge, as `nbcheck --fix` would."""
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbcheck.normalize(nb, nbcheck.ROOT / relative)
+    nbcheck.normalize(nb, paths.ROOT / relative)
     path.write_text(nbcheck.dumps(nb), encoding="utf-8")
     return path
 
@@ -161,8 +161,8 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
         if en.cell_type == "code":
             assert de == en  # source, tags and metadata, by construction
     assert german.cells[0].source.startswith("# Alfa notebook ✓\n\n[![Open In Colab]")
-    assert links.colab_url(german_path, tree.root).endswith("notebooks/de/01_alpha.ipynb")
-    assert links.colab_url(german_path, tree.root) in german.cells[0].source
+    assert paths.colab_url(german_path, tree.root).endswith("notebooks/de/01_alpha.ipynb")
+    assert paths.colab_url(german_path, tree.root) in german.cells[0].source
     assert "Alfa shows `tf.device` and links to [beta](02_beta.ipynb). ✓" in german.cells[0].source
     # Italian is untranslated: English text, Italian badge.
     italian = nbformat.read(tree.localized("it", "01_alpha"), as_version=4)
@@ -171,9 +171,7 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
     # The build's output is in nbcheck's canonical form.
     text = german_path.read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
-    assert (
-        nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / "notebooks/de/01_alpha.ipynb")) == text
-    )
+    assert nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / "notebooks/de/01_alpha.ipynb")) == text
 
 
 def test_code_in_markdown_fences_is_never_a_message_and_stays_english(tree: l10n.Tree) -> None:

@@ -7,16 +7,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import links, markdown, nbcheck
+from tools import links, markdown, nbcheck, paths
 
-REPOSITORY = nbcheck.project_settings()["repository"]
+REPOSITORY = paths.project_settings()["repository"]
 COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main"
 
 
 def write_notebook(root: Path, relative: str, *markdown: str) -> Path:
     """A notebook whose title cell carries the right badge, plus markdown cells."""
     nb = nbformat.v4.new_notebook()
-    title = f"# Title\n\n{links.badge(root / relative, root)}\n\nIntro."
+    title = f"# Title\n\n{paths.badge(root / relative, root)}\n\nIntro."
     nb.cells = [nbformat.v4.new_markdown_cell(text) for text in (title, *markdown)]
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def test_readme_table_is_generated_and_kept_in_sync(root: Path, capsys) -> None:
     table = links.readme_table(root)
     lines = table.splitlines()
     assert lines[0] == "| # | notebook | English | Deutsch |"
-    english_badge = links.badge(root / "notebooks/en/01_a.ipynb", root)
+    english_badge = paths.badge(root / "notebooks/en/01_a.ipynb", root)
     assert lines[2].startswith(f"| 1 | [Title](notebooks/en/01_a.ipynb) | {english_badge} | ")
     assert lines[3].endswith(" | — |")  # no German 02_b yet
     assert table in (root / "README.md").read_text(encoding="utf-8")

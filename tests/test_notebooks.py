@@ -18,7 +18,7 @@ import nbformat
 import pytest
 import yaml
 
-from tools import nbcheck, notebooks
+from tools import nbcheck, notebooks, paths
 from tools.notebooks import ROOT
 
 
@@ -108,21 +108,21 @@ def test_prepare_replaces_only_its_own_folder(tmp_path, capsys):
 
 def test_notebooks_of_another_stack_stay_out_of_the_default_runs() -> None:
     # Notebook 15's kernel needs torch (`nox -s pytorch_xla`); this environment has none.
-    own = {p for p in nbcheck.all_notebooks() if nbcheck.stack(p) == "pytorch"}
-    assert Path(nbcheck.NOTEBOOKS / "en" / "15_pytorch_xla.ipynb") in own
+    own = {p for p in paths.all_notebooks() if paths.stack(p) == "pytorch"}
+    assert Path(paths.NOTEBOOKS / "en" / "15_pytorch_xla.ipynb") in own
     assert not own & set(notebooks.find_notebooks())
 
 
 def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
     table = yaml.safe_load(notebooks.PARAMETERS_FILE.read_text()) or {}
-    stems = {p.stem for p in nbcheck.all_notebooks()}
+    stems = {p.stem for p in paths.all_notebooks()}
     assert not set(table) - stems, (
         f"parameters for notebooks that do not exist: {set(table) - stems}"
     )
 
 
 def test_every_reference_cell_has_a_stored_reference() -> None:
-    for path in nbcheck.all_notebooks():
+    for path in paths.all_notebooks():
         stored = json.loads(notebooks.reference_file(path).read_text())
         cells = nbformat.read(path, 4).cells
         tagged = {cell.id for cell in cells if nbcheck.is_reference_cell(cell)}
@@ -155,7 +155,7 @@ def _teaching_cells(path: Path) -> list[str]:
 
 def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
     used = total = 0
-    for path in nbcheck.all_notebooks():
+    for path in paths.all_notebooks():
         if path.parent.name != "en":
             continue
         cells = _teaching_cells(path)
@@ -169,7 +169,7 @@ def test_the_lessons_are_tensorflow_code_not_helper_calls() -> None:
         used, total = used + len(uses), total + len(cells)
     assert used / total <= 0.35, f"{used} of {total} teaching code cells call tpuhelpers"
     code = "\n".join(
-        s for p in nbcheck.all_notebooks() if p.parent.name == "en" for s in _teaching_cells(p)
+        s for p in paths.all_notebooks() if p.parent.name == "en" for s in _teaching_cells(p)
     )
     for call in ("TPUStrategy(", "optimizer.build(", "TFConfigClusterResolver"):
         assert call in code, f"no English code cell calls {call}"
@@ -217,7 +217,7 @@ def test_the_runner_keeps_going_past_a_broken_notebook_and_exits_1(tmp_path, cap
 def test_no_code_cell_is_over_40_lines() -> None:
     long_cells = [
         f"{path.name} {cell.id}: {len(cell.source.splitlines())} lines"
-        for path in nbcheck.all_notebooks()
+        for path in paths.all_notebooks()
         if path.parent.name == "en"
         for cell in nbformat.read(path, 4).cells
         if cell.cell_type == "code" and len(cell.source.splitlines()) > 40

@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from tools import nbcheck, notebooks
+from tools import nbcheck, notebooks, paths
 
-ENGLISH = sorted((nbcheck.NOTEBOOKS / "en").glob("*.ipynb"))
+ENGLISH = sorted((paths.NOTEBOOKS / "en").glob("*.ipynb"))
 
 
 def checked_cells(path) -> tuple[str, str]:

@@ -7,7 +7,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from tools import nbcheck
+from tools import nbcheck, paths
 
 ROOT = Path(__file__).resolve().parents[1]
 # What cell 1 takes from the release: the script, the pins it installs under, the helper.
@@ -49,5 +49,5 @@ def test_the_release_builds_the_same_package():
 
 
 def test_every_install_cell_names_the_release():
-    cells = {nbcheck.install_cell(path) for path in nbcheck.all_notebooks()}
+    cells = {nbcheck.install_cell(path) for path in paths.all_notebooks()}
     assert all(f'RELEASE = "{nbcheck.release()}"' in cell for cell in cells)

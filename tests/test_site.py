@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import l10n, links, nbcheck, site, site_text
+from tools import l10n, nbcheck, paths, site, site_text
 
 TITLE = """\
 # Alpha notebook
@@ -44,7 +44,7 @@ def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
     """Writes a notebook of the tree in canonical form (badge included), as `nbcheck --fix`."""
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / relative)), "utf-8")
+    path.write_text(nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / relative)), "utf-8")
     return path
 
 
@@ -143,7 +143,7 @@ def test_the_badge_opens_the_pages_own_language_with_a_local_image(tree):
         assert page.cells[1].id == "tpu-site-header"
         title = page.cells[2].source
         badges = nbcheck.BADGE_RE.findall(title)
-        url = links.colab_url(tree.localized(lang, "01_alpha"), tree.root)
+        url = paths.colab_url(tree.localized(lang, "01_alpha"), tree.root)
         assert badges == [(site.BADGE_IMAGE, url)]
         assert url.endswith(f"/notebooks/{lang}/01_alpha.ipynb")
     assert (src / "_static/colab-badge.svg").is_file()
@@ -197,7 +197,7 @@ def test_a_translated_page_and_index_speak_their_language(tree):
 
 
 def test_every_language_of_the_site_translates_every_sentence_with_the_english_placeholders():
-    languages = l10n.Tree(nbcheck.ROOT).languages()
+    languages = l10n.Tree(paths.ROOT).languages()
     english = {key: site_text.ENGLISH[key] for key in site_text.ENGLISH if key != "origin_source"}
     for lang in languages:
         for key, sentence in english.items():
@@ -350,7 +350,7 @@ def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path)
 
 
 def test_the_site_builds_without_the_pytorch_environment(tree):
-    # Notebook 15's copy comes from `nox -s pytorch_xla` (a 7 GB environment): without it, its
+    # Notebook 15's copy comes from `nox -s pytorch_xla -- --site` (a 7 GB environment): without it, its
     # pages show the notebook as committed, and say so; every other notebook needs its copy.
     write(tree.root, "notebooks/en/03_gamma_pytorch.ipynb", english(nbformat.v4.new_code_cell("1")))
     l10n.extract(tree)
@@ -361,9 +361,9 @@ def test_the_site_builds_without_the_pytorch_environment(tree):
     assert any("03_gamma_pytorch.ipynb was not executed for this build" in line for line in log)
     for lang in ("en", "de"):
         header = nbformat.read(src / lang / "03_gamma_pytorch.ipynb", as_version=4).cells[1].source
-        assert site_text.text(lang, "not_executed", command="<code>nox -s pytorch_xla</code>") in (
-            header
-        )
+        assert site_text.text(
+            lang, "not_executed", command="<code>nox -s pytorch_xla -- --site</code>"
+        ) in (header)
     (tree.root / "build/executed/en/02_beta.ipynb").unlink()  # a TensorFlow notebook: an error
     with pytest.raises(site.SiteError, match="02_beta.ipynb: no executed copy"):
         site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")

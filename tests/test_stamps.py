@@ -57,6 +57,10 @@ def test_every_stamped_session_is_known(clone):
         ("noxfile.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("tests/notebook_parameters.yaml", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("tools/notebooks.py", {"tpu_stack", RUNTIME}, set()),
+        ("tools/paths.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        # nbval's settings: where pytest runs a notebook or the unit tests.
+        ("conftest.py", {"tpu_stack", "pytorch_xla"}, {RUNTIME}),
+        ("tests/reference_sanitize.cfg", {"tpu_stack", "pytorch_xla"}, {RUNTIME}),
         # A TensorFlow notebook: the runtimes run it, PyTorch/XLA does not.
         ("notebooks/en/03_keras_fit.ipynb", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
         ("notebooks/en/15_pytorch_xla.ipynb", {"pytorch_xla", RUNTIME}, set()),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import nbcheck, notebooks
+from tools import nbcheck, notebooks, paths
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(p.stem for p in (ROOT / "tools").glob("*.py") if p.stem != "__init__")
@@ -53,7 +53,7 @@ def broken(tmp_path: Path) -> list[Path]:
 
 
 def test_nbcheck_names_each_broken_file_and_checks_the_others(broken: list[Path]) -> None:
-    good = nbcheck.NOTEBOOKS / "en" / "02_device_placement.ipynb"
+    good = paths.NOTEBOOKS / "en" / "02_device_placement.ipynb"
     found = [line for path in [*broken, good] for line in nbcheck.problems(path)]
     assert [line.split(" ")[0] for line in found] == [str(path) for path in broken]
     assert "is a folder, not a notebook" in found[0]
@@ -95,7 +95,7 @@ def test_writefile_scripts_are_extracted_as_a_run_writes_them(tmp_path: Path) ->
 
 
 def test_the_notebooks_write_the_scripts_their_lessons_show() -> None:
-    scripts = {p.stem: nbcheck.writefile_scripts(p) for p in nbcheck.NOTEBOOKS.glob("en/*.ipynb")}
+    scripts = {p.stem: nbcheck.writefile_scripts(p) for p in paths.NOTEBOOKS.glob("en/*.ipynb")}
     assert set(scripts["07_multi_worker_training"]) == {"worker.py"}
     assert set(scripts["15_pytorch_xla"]) == {"mnist_torch.py", "train_data_parallel.py"}
     assert "def create_model" in scripts["15_pytorch_xla"]["mnist_torch.py"]  # the -a part

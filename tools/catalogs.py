@@ -19,10 +19,10 @@ from pathlib import Path
 
 import polib
 
-from tools import links, nbcheck
+from tools import links, paths
 
-ROOT = nbcheck.ROOT
-SOURCE = links.SOURCE_LANGUAGE
+ROOT = paths.ROOT
+SOURCE = paths.SOURCE
 # No wrapping (msgmerge --no-wrap): one PO line per markdown line, so msgid and msgstr line up with
 # the notebook source and a diff shows the lines that changed. (A CJK paragraph is one line.)
 WRAP_WIDTH = 0

@@ -38,7 +38,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import glossary, links, nbcheck, site_text
+from tools import glossary, links, nbcheck, paths, site_text
 from tools.catalogs import FUZZY as FUZZY
 from tools.catalogs import (
     L10nError,
@@ -55,8 +55,8 @@ from tools.markdown import split_blocks as split_blocks
 from tools.translation import build_notebook, messages, translation_problems
 from tools.translation import translate_markdown as translate_markdown
 
-ROOT = nbcheck.ROOT
-SOURCE = links.SOURCE_LANGUAGE
+ROOT = paths.ROOT
+SOURCE = paths.SOURCE
 
 
 # ----------------------------------------------------------------------------- commands

@@ -3,7 +3,7 @@
 Checks, for a checkout of the repository:
 
 - every notebook in every language folder has, in its title cell, the "Open in Colab" badge to
-  its own path (`nbcheck.colab_url`);
+  its own path (`paths.colab_url`);
 - every relative link in the notebooks' markdown, in README.md, CONTRIBUTING.md and the
   translation glossaries resolves to an existing file, and so does every Colab or GitHub URL that
   points into this repository;
@@ -26,11 +26,11 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
-from tools import nbcheck
+from tools import nbcheck, paths
 from tools.markdown import link_targets
 
-ROOT = nbcheck.ROOT
-SOURCE_LANGUAGE = "en"
+ROOT = paths.ROOT
+
 TABLE_START = "<!-- notebooks:start -->"
 TABLE_END = "<!-- notebooks:end -->"
 MARKDOWN_FILES = ("README.md", "CONTRIBUTING.md")
@@ -67,20 +67,9 @@ def is_relative(target: str) -> bool:
 # ----------------------------------------------------------------------------- repository paths
 
 
-def colab_url(path: Path, root: Path = ROOT) -> str:
-    """Returns the "Open in Colab" URL of a notebook at `path` in the checkout at `root`."""
-    relative = path.resolve().relative_to(root.resolve())
-    return nbcheck.colab_url(nbcheck.ROOT / relative)
-
-
-def badge(path: Path, root: Path = ROOT) -> str:
-    """Returns the markdown of a notebook's "Open in Colab" badge."""
-    return f"[![Open In Colab]({nbcheck.BADGE_IMAGE})]({colab_url(path, root)})"
-
-
 def repository_path(url: str) -> str | None:
     """Returns the repository path a Colab or GitHub URL of this repository points at, or None."""
-    settings = nbcheck.project_settings()
+    settings = paths.project_settings()
     repository = re.escape(settings["repository"])
     match = re.match(
         rf"https://(?:colab\.research\.google\.com/github|github\.com)/{repository}/"
@@ -90,15 +79,10 @@ def repository_path(url: str) -> str | None:
     return unquote(match.group(1)) if match else None
 
 
-def all_notebooks(root: Path = ROOT) -> list[Path]:
-    """Returns every notebook of every language folder under `root`, sorted."""
-    return sorted((root / "notebooks").glob("*/*.ipynb"))
-
-
 def languages(root: Path = ROOT) -> list[str]:
     """Returns the language folders holding notebooks: English first, then by code."""
-    found = {path.parent.name for path in all_notebooks(root)}
-    return sorted(found, key=lambda code: (code != SOURCE_LANGUAGE, code))
+    found = {path.parent.name for path in paths.all_notebooks(root=root)}
+    return sorted(found, key=lambda code: (code != paths.SOURCE, code))
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -154,12 +138,12 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
     except Exception as error:  # nbformat raises several kinds; the message says which
         return [f"{name}: not a readable notebook: {error}"]
     found = []
-    expected = colab_url(path, root)
+    expected = paths.colab_url(path, root)
     title = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
     badges = nbcheck.BADGE_RE.findall(title)
     if not badges:
         found.append(f"{name}: cell-000 has no Open in Colab badge; expected {expected}")
-    elif badges[0] != (nbcheck.BADGE_IMAGE, expected):
+    elif badges[0] != (paths.BADGE_IMAGE, expected):
         found.append(f"{name}: cell-000: the Colab badge points to {badges[0][1]}, not {expected}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -175,22 +159,22 @@ def readme_table(root: Path = ROOT) -> str:
     folder (English first); a language that lacks a notebook shows a dash.
     """
     codes = languages(root)
-    stems = sorted({path.stem for path in all_notebooks(root)})
+    stems = sorted({path.stem for path in paths.all_notebooks(root=root)})
     header = ["#", "notebook", *(LANGUAGE_NAMES.get(code, code) for code in codes)]
     rows = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     for stem in stems:
-        english = root / "notebooks" / SOURCE_LANGUAGE / f"{stem}.ipynb"
+        english = root / "notebooks" / paths.SOURCE / f"{stem}.ipynb"
         title = stem
         if english.exists():
             nb = nbcheck.read(english)
             if nb.cells and nb.cells[0].source.startswith("# "):
                 title = nb.cells[0].source.splitlines()[0][2:].strip()
-            title = f"[{title.replace('|', '&#124;')}](notebooks/{SOURCE_LANGUAGE}/{stem}.ipynb)"
+            title = f"[{title.replace('|', '&#124;')}](notebooks/{paths.SOURCE}/{stem}.ipynb)"
         number = stem.split("_", 1)[0]
         cells = [str(int(number)) if number.isdigit() else "", title]
         for code in codes:
             path = root / "notebooks" / code / f"{stem}.ipynb"
-            cells.append(badge(path, root) if path.exists() else "—")
+            cells.append(paths.badge(path, root) if path.exists() else "—")
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -209,12 +193,12 @@ def readme_problems(root: Path = ROOT) -> list[str]:
     if not readme.exists():
         return ["README.md is missing"]
     text = readme.read_text(encoding="utf-8")
-    urls = {url for image, url in nbcheck.BADGE_RE.findall(text) if image == nbcheck.BADGE_IMAGE}
+    urls = {url for image, url in nbcheck.BADGE_RE.findall(text) if image == paths.BADGE_IMAGE}
     fix = "run `python -m tools.links --fix` (or paste `--table`)"
     found = [
         f"README.md has no Open in Colab badge for {_relative(path, root)}; {fix}"
-        for path in all_notebooks(root)
-        if colab_url(path, root) not in urls
+        for path in paths.all_notebooks(root=root)
+        if paths.colab_url(path, root) not in urls
     ]
     bounds = _table_bounds(text)
     if bounds and text[bounds[0] : bounds[1]].strip() != readme_table(root):
@@ -248,7 +232,7 @@ def fix_readme(root: Path = ROOT) -> bool:
 def problems(root: Path = ROOT) -> list[str]:
     """Runs every check of this module on the checkout at `root`; one line per problem."""
     found = []
-    for path in all_notebooks(root):
+    for path in paths.all_notebooks(root=root):
         found.extend(notebook_problems(path, root))
     found.extend(readme_problems(root))
     documents = [root / name for name in MARKDOWN_FILES] + sorted(root.glob("notebooks/*/po/*.md"))

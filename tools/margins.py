@@ -22,9 +22,9 @@ import sys
 import time
 from pathlib import Path
 
-from tools import nbcheck, notebooks
+from tools import nbcheck, notebooks, paths
 
-ROOT = nbcheck.ROOT
+ROOT = paths.ROOT
 # What a notebook prints about an accuracy: a label with "accuracy" in it, a colon, a percentage.
 ACCURACY_LINE = re.compile(
     r"^\s*(?P<label>[^\n:]*accuracy[^\n:%]*):\s*(?P<value>\d+(?:\.\d+)?)%", re.M

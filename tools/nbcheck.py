@@ -16,20 +16,25 @@ import ast
 import contextlib
 import re
 import sys
-import tomllib
 from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
+from tools.paths import (  # one home for them; re-exported for the other tools
+    BADGE_IMAGE,
+    all_notebooks,
+    badge,
+    colab_url,
+    project_settings,
+    stack,
+)
+
 # Cells whose outputs CI compares with `tests/references/<notebook>.json`.
 REFERENCE_TAG = "reference-output"
 NOTEBOOK_METADATA = {
     "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
     "language_info": {"name": "python"},
 }
-BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
 
 INSTALL_CELL = """\
@@ -54,27 +59,9 @@ if importlib.util.find_spec("tpuhelpers") is None:
 WRITEFILE_RE = re.compile(r"%%writefile(?P<append> -a)? (?P<path>\S+)")
 
 
-def project_settings() -> dict:
-    """Returns `[tool.tpuhelpers]` from pyproject.toml: `repository` and `branch`."""
-    with open(ROOT / "pyproject.toml", "rb") as file:
-        return tomllib.load(file)["tool"]["tpuhelpers"]
-
-
 def release() -> str:
     """Returns the commit the install cells install from: `[tool.tpuhelpers] release`."""
     return project_settings()["release"]
-
-
-# Notebooks whose file name contains the key run on that stack (stacks/install.py), the others on
-# TensorFlow's. `pytorch` notebooks need an environment of their own (`nox -s pytorch_xla`): the
-# default test run and `tools.notebooks run` without named notebooks leave them out.
-NAMED_STACKS = {"_jax": "jax", "_pytorch": "pytorch"}
-OWN_ENVIRONMENT = ("pytorch",)
-
-
-def stack(path: Path) -> str:
-    """Returns the stack a notebook needs, from its file name: `tensorflow`, `jax` or `pytorch`."""
-    return next((name for key, name in NAMED_STACKS.items() if key in path.stem), "tensorflow")
 
 
 def install_cell(path: Path) -> str:
@@ -82,21 +69,6 @@ def install_cell(path: Path) -> str:
     return INSTALL_CELL.format(
         repository=project_settings()["repository"], release=release(), stack=stack(path)
     )
-
-
-def colab_url(path: Path) -> str:
-    """Returns the "Open in Colab" URL of a notebook in this repository."""
-    settings = project_settings()
-    relative = path.resolve().relative_to(ROOT).as_posix()
-    return (
-        f"https://colab.research.google.com/github/{settings['repository']}/blob/"
-        f"{settings['branch']}/{relative}"
-    )
-
-
-def badge(path: Path) -> str:
-    """Returns the markdown of a notebook's "Open in Colab" badge."""
-    return f"[![Open In Colab]({BADGE_IMAGE})]({colab_url(path)})"
 
 
 def is_reference_cell(cell: dict) -> bool:
@@ -250,11 +222,6 @@ def extract_scripts(paths: list[Path], out: Path) -> list[Path]:
             target.write_text(text, encoding="utf-8")
             written.append(target)
     return written
-
-
-def all_notebooks() -> list[Path]:
-    """Returns every notebook of every language, sorted."""
-    return sorted(NOTEBOOKS.glob("*/*.ipynb"))
 
 
 def main(argv: list[str] | None = None) -> int:

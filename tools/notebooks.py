@@ -32,10 +32,10 @@ import nbformat
 import papermill
 import yaml
 
-from tools import nbcheck, outputs
+from tools import nbcheck, outputs, paths
 from tpuhelpers import tpu
 
-ROOT = nbcheck.ROOT
+ROOT = paths.ROOT
 PARAMETERS_FILE = ROOT / "tests" / "notebook_parameters.yaml"
 REFERENCES = ROOT / "tests" / "references"
 SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"  # nbval's format: regex/replace pairs
@@ -79,9 +79,9 @@ class NotebookFailed(RuntimeError):
 
 def find_notebooks(languages: list[str] | None = None) -> list[Path]:
     """Returns the notebooks of the given languages (default: every language), sorted, without
-    those that need an environment of their own (`nbcheck.OWN_ENVIRONMENT`: name them)."""
-    paths = [p for p in nbcheck.all_notebooks() if nbcheck.stack(p) not in nbcheck.OWN_ENVIRONMENT]
-    return [p for p in paths if languages is None or p.parent.name in languages]
+    those that need an environment of their own (`paths.OWN_ENVIRONMENT`: name them)."""
+    found = [p for p in paths.all_notebooks() if paths.stack(p) not in paths.OWN_ENVIRONMENT]
+    return [p for p in found if languages is None or p.parent.name in languages]
 
 
 def ci_parameters(notebook: Path) -> dict:
@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     notebooks = [p.resolve() for p in args.notebooks] or find_notebooks(languages)
     missing = [str(p) for p in notebooks if not p.is_file() or p.suffix != ".ipynb"]
     if not notebooks or missing:
-        known = sorted({p.parent.name for p in nbcheck.all_notebooks()})
+        known = sorted({p.parent.name for p in paths.all_notebooks()})
         parser.error(
             f"no such notebook: {', '.join(missing)}"
             if missing

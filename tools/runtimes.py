@@ -32,7 +32,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools import paths  # standard library only, like this module
+
+ROOT = paths.ROOT
 FOLDER = ROOT / "stacks" / "runtimes"
 CONFIG = FOLDER / "runtimes.toml"
 HEADER = re.compile(r"# (\w+): (.*)")
@@ -257,11 +259,9 @@ def restore(baseline: dict[str, str]) -> list[str]:
 def notebooks_of(runtime: Runtime) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
     """The English notebooks a runtime session runs (with their stack), and those it leaves out
     (with the reason)."""
-    from tools import nbcheck
-
     runs, left_out = [], []
-    for path in sorted((ROOT / "notebooks" / "en").glob("*.ipynb")):
-        stack = nbcheck.stack(path)
+    for path in paths.all_notebooks("en"):
+        stack = paths.stack(path)
         tpu_wheel = runtime.hardware == "tpu" and stack == "tensorflow"
         if stack == "pytorch":
             left_out.append((path, PYTORCH_LEFT_OUT))

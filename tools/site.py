@@ -37,7 +37,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools import l10n, links, nbcheck, outputs
+from tools import l10n, links, nbcheck, outputs, paths
 from tools.site_pages import BADGE_IMAGE as BADGE_IMAGE
 from tools.site_pages import (
     COLAB_BADGE_SVG,
@@ -53,8 +53,8 @@ from tools.site_pages import run_line as run_line
 from tools.site_pages import terminal_text as terminal_text
 from tools.site_text import text
 
-ROOT = nbcheck.ROOT
-SOURCE = links.SOURCE_LANGUAGE
+ROOT = paths.ROOT
+SOURCE = paths.SOURCE
 EXECUTED = ROOT / "build" / "executed"
 # The PyTorch/XLA notebook runs in an environment of its own; that session keeps its copy here.
 PYTORCH_XLA = ROOT / "build" / "pytorch_xla"
@@ -91,7 +91,7 @@ def executed_notebooks(
 
     Returns:
         The executed copy of each notebook, by file stem, in the notebooks' order; for a notebook
-        of an environment of its own (`nbcheck.OWN_ENVIRONMENT`: PyTorch/XLA) without one, the
+        of an environment of its own (`paths.OWN_ENVIRONMENT`: PyTorch/XLA) without one, the
         notebook itself, which its pages show without outputs.
 
     Raises:
@@ -100,10 +100,10 @@ def executed_notebooks(
     """
     found, problems = {}, []
     for english in tree.english():
-        folder = pytorch_xla if nbcheck.stack(english) == "pytorch" else executed
+        folder = pytorch_xla if paths.stack(english) == "pytorch" else executed
         path = folder / SOURCE / english.name
         why = _not_executed(path)
-        if not path.exists() and nbcheck.stack(english) in nbcheck.OWN_ENVIRONMENT:
+        if not path.exists() and paths.stack(english) in paths.OWN_ENVIRONMENT:
             found[english.stem] = english  # shown without outputs: no 7 GB environment needed
         elif why:
             problems.append(f"{tree.rel(english)}: {why}; run `{command_for(english)}`")
@@ -169,7 +169,7 @@ def conf_py(lang: str, others: list[str]) -> str:
         lang: The project's language.
         others: Folders the project leaves out (the English project's: the other languages').
     """
-    settings = nbcheck.project_settings()
+    settings = paths.project_settings()
     english = lang == SOURCE
     values = {
         "project": text(lang, "title"),

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import nbformat
 
-from tools import l10n, links, nbcheck
+from tools import l10n, links, nbcheck, paths
 from tools.site_text import text
 
-SOURCE = links.SOURCE_LANGUAGE
+SOURCE = paths.SOURCE
 TITLE = text(SOURCE, "title")  # each language has its own: tools/site_text.py
 # Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
 RUN_METADATA = "tpu_curriculum"
@@ -127,7 +127,7 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
 
 def command_for(english: Path) -> str:
     """The command that writes a notebook's executed copy."""
-    if nbcheck.stack(english) == "pytorch":
+    if paths.stack(english) == "pytorch":
         return "nox -s pytorch_xla -- --site"
     return f"nox -s notebooks -- notebooks/{SOURCE}/{english.name}"
 
@@ -203,7 +203,7 @@ def merge_streams(cell: nbformat.NotebookNode) -> None:
 
 def colab_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
     """The Colab badge of a notebook in one language, with the site's local badge image."""
-    url = links.colab_url(tree.localized(lang, stem), tree.root)
+    url = paths.colab_url(tree.localized(lang, stem), tree.root)
     return f"[![Open In Colab]({BADGE_IMAGE})]({url})"
 
 
@@ -296,7 +296,7 @@ def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]
             for lang in langs
         )
         colab = " · ".join(
-            f'<a href="{html.escape(links.colab_url(tree.localized(lang, page.stem), tree.root))}"'
+            f'<a href="{html.escape(paths.colab_url(tree.localized(lang, page.stem), tree.root))}"'
             f' hreflang="{lang}" title="{names[lang]}">{lang}</a>'
             for lang in langs
         )

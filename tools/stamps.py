@@ -38,6 +38,8 @@ COMMON = (
     "tools/__init__.py",
     "tools/nbcheck.py",
     "tools/notebooks.py",
+    "tools/outputs.py",
+    "tools/paths.py",
     "tools/stamps.py",
 )
 RUNTIMES = ROOT / "stacks" / "runtimes"
@@ -47,11 +49,16 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
     """{session: (its inputs, relative to `root`; its stamp file)} for every stamped session."""
     found = {
         # The unit tests on the real TPU wheel; its notebooks run in the TPU runtime sessions.
-        "tpu_stack": (COMMON + ("tests", "tools", "notebooks"), root / "stacks/tpu_stack.passed"),
+        "tpu_stack": (
+            COMMON + ("conftest.py", "tests", "tools", "notebooks"),
+            root / "stacks/tpu_stack.passed",
+        ),
         # The pins resolved against the package index (tests/test_stacks.py, marked `index`).
         "stacks_index": (COMMON + ("tests/test_stacks.py",), root / "stacks/stacks_index.passed"),
         "pytorch_xla": (
-            COMMON + ("notebooks/en/15_pytorch_xla.ipynb", "tests/references/15_pytorch_xla.json"),
+            COMMON
+            + ("conftest.py", "notebooks/en/15_pytorch_xla.ipynb")
+            + ("tests/references/15_pytorch_xla.json", "tests/reference_sanitize.cfg"),
             root / "stacks/pytorch_xla.passed",
         ),
     }

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import markdown, nbcheck
+from tools import markdown, nbcheck, paths
 from tools.catalogs import L10nError, Message, Tree, active_entries
 
 HINTS = {
@@ -148,7 +148,7 @@ def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile |
     nb = translate_markdown(nbcheck.read(english), catalog)
     target = tree.localized(lang, english.stem)
     # nbcheck computes badge URLs for paths in the repository: the same path there.
-    return nbcheck.dumps(nbcheck.normalize(nb, nbcheck.ROOT / target.relative_to(tree.root)))
+    return nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / target.relative_to(tree.root)))
 
 
 if __name__ == "__main__":
