@@ -198,12 +198,18 @@ def older_tensorflow(session: nox.Session, tensorflow: str) -> None:
     session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out)
 
 
+def notebooks_command(session: nox.Session, command: str) -> None:
+    """`python -m tools.notebooks <command>` with the session's arguments, in the pinned
+    environment with MNIST prepared."""
+    install(session)
+    prepare_mnist(session)
+    session.run("python", "-m", "tools.notebooks", command, *session.posargs)
+
+
 @nox.session(python=PYTHON)
 def notebooks(session: nox.Session) -> None:
     """Executes every notebook with its CI parameters into build/executed/ (copies kept)."""
-    install(session)
-    prepare_mnist(session)
-    session.run("python", "-m", "tools.notebooks", "run", *session.posargs)
+    notebooks_command(session, "run")
 
 
 @nox.session(python=PYTHON)
@@ -272,9 +278,7 @@ def tfkeras(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def refs(session: nox.Session) -> None:
     """Re-executes the English notebooks and stores their reference outputs in tests/references/."""
-    install(session)
-    prepare_mnist(session)
-    session.run("python", "-m", "tools.notebooks", "refs", *session.posargs)
+    notebooks_command(session, "refs")
 
 
 @nox.session(python=PYTHON)

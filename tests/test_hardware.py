@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -182,7 +181,7 @@ def test_attempts_must_be_positive(attempts):
         hardware.connect_tpu(TpuTarget("x"), attempts=attempts, platform=fake_platform())
 
 
-def test_tpu_local_without_a_tpu_fails_late_and_is_reported():
+def test_tpu_local_without_a_tpu_fails_late_and_is_reported(run_python):
     # The real trap: the resolver accepts tpu='local'; initialization raises NotFoundError.
     code = """
         from tpuhelpers import hardware
@@ -192,7 +191,7 @@ def test_tpu_local_without_a_tpu_fails_late_and_is_reported():
             print(type(error.__cause__).__name__)
             print(error)
     """
-    out = run_python(code)
+    out = run_python(code, clean_env(TF_CPP_MIN_LOG_LEVEL="2")).stdout
     cause, message = out.splitlines()[0], out.splitlines()[1]
     # tensorflow-cpu raises NotFoundError or InvalidArgumentError, tensorflow-tpu InternalError.
     assert cause in ("NotFoundError", "InvalidArgumentError", "InternalError")
@@ -289,21 +288,10 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", **keep, **extra}
 
 
-def run_python(code: str, env: dict[str, str] | None = None) -> str:
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=clean_env(TF_CPP_MIN_LOG_LEVEL="2") if env is None else env,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
-
-
 @pytest.mark.parametrize("replicas", [2, 4])
-def test_cpu_split_gives_that_many_replicas(replicas):
-    out = run_python(f"""
+def test_cpu_split_gives_that_many_replicas(replicas, run_python):
+    out = run_python(
+        f"""
         from tpuhelpers import hardware
         strategy = hardware.get_strategy("cpu", cpu_replicas={replicas})
         import tensorflow as tf
@@ -311,25 +299,31 @@ def test_cpu_split_gives_that_many_replicas(replicas):
             lambda: tf.distribute.get_replica_context().replica_id_in_sync_group + 1)
         total = strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
         print(strategy.num_replicas_in_sync, int(total), hardware.describe(strategy).devices)
-    """)
+    """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     count, total, devices = out.split(maxsplit=2)
     assert int(count) == replicas
     assert int(total) == replicas * (replicas + 1) // 2  # a real all-reduce over the replicas
     assert devices.strip() == str([f"CPU:{i}" for i in range(replicas)])
 
 
-def test_cpu_split_from_the_environment():
-    out = run_python("""
+def test_cpu_split_from_the_environment(run_python):
+    out = run_python(
+        """
         import os
         os.environ["TPUHELPERS_CPU_REPLICAS"] = "3"
         from tpuhelpers import hardware
         print(hardware.get_strategy().num_replicas_in_sync)
-    """)
+    """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     assert out.strip() == "3"
 
 
-def test_cpu_split_after_the_runtime_started_says_restart_the_kernel():
-    out = run_python("""
+def test_cpu_split_after_the_runtime_started_says_restart_the_kernel(run_python):
+    out = run_python(
+        """
         import tensorflow as tf
         from tpuhelpers import hardware
         tf.constant(1.0) + 1  # starts the runtime
@@ -338,7 +332,9 @@ def test_cpu_split_after_the_runtime_started_says_restart_the_kernel():
         except hardware.CpuSplitError as error:
             print(error)
         print(hardware.split_cpu(1))  # the layout it already has is fine
-    """)
+    """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     assert "runtime already started with 1 CPU device" in out
     assert "Restart the kernel" in out
     assert "/device:CPU:0" in out
@@ -398,8 +394,9 @@ def test_forced_tpu_with_only_the_tpu_wheel_says_the_wheel_is_not_a_tpu():
     assert "Available: the CPU" in message
 
 
-def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note():
-    out = run_python("""
+def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note(run_python):
+    out = run_python(
+        """
         from tpuhelpers import hardware
         platform = hardware.Platform(
             environ={}, tpu_device_files=lambda: [], num_gpus=lambda: 0, tpu_wheel=lambda: "2.19.1"
@@ -407,7 +404,9 @@ def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note()
         report = hardware.describe(hardware.get_strategy(platform=platform))
         print(report.kind, report.num_replicas)
         print(report.notes)
-    """)
+    """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     kind_replicas, notes = out.strip().splitlines()
     assert kind_replicas == "CPU 2"
     assert notes == str(
@@ -419,8 +418,9 @@ def test_auto_with_only_the_tpu_wheel_falls_back_to_2_cpu_replicas_with_a_note()
     )
 
 
-def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_without_xla():
-    out = run_python("""
+def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_without_xla(run_python):
+    out = run_python(
+        """
         import tensorflow as tf
         from tpuhelpers import hardware
         tf.constant(1) + 1  # the runtime starts with one CPU device
@@ -429,7 +429,9 @@ def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_with
         )
         report = hardware.describe(hardware.get_strategy(platform=platform))
         print(report.num_replicas, report.notes[0].split(": using ")[1])
-    """)
+    """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     assert out.strip() == (
         "1 the CPU; compile Keras models with jit_compile=False (this wheel's XLA has no CPU "
         "backend)."
@@ -437,7 +439,7 @@ def test_with_only_the_tpu_wheel_and_the_runtime_started_it_says_to_compile_with
 
 
 @pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_get_strategy_refuses_another_keras_backend_with_the_fix(backend):
+def test_get_strategy_refuses_another_keras_backend_with_the_fix(backend, run_python):
     out = run_python(
         """
         from tpuhelpers import hardware, jax_setup
@@ -446,8 +448,8 @@ def test_get_strategy_refuses_another_keras_backend_with_the_fix(backend):
         except jax_setup.KerasBackendError as error:
             print(error)
         """,
-        env=clean_env(KERAS_BACKEND=backend),
-    )
+        clean_env(KERAS_BACKEND=backend),
+    ).stdout
     assert out.startswith(f"KERAS_BACKEND is already set to {backend!r}, not 'tensorflow'")
     assert "os.environ.pop('KERAS_BACKEND')" in out
 
@@ -493,7 +495,7 @@ def test_cpu_replicas_beyond_the_limit_are_refused(value):
         hardware.get_strategy("cpu", cpu_replicas=value, platform=fake_platform({}))
 
 
-def test_a_colab_tpu_address_where_nothing_listens_falls_back_in_seconds():
+def test_a_colab_tpu_address_where_nothing_listens_falls_back_in_seconds(run_python):
     # Before: one attempt blocked inside TensorFlow's connection for about 400 s.
     start = time.monotonic()
     out = run_python(
@@ -502,14 +504,15 @@ def test_a_colab_tpu_address_where_nothing_listens_falls_back_in_seconds():
         os.environ["COLAB_TPU_ADDR"] = "127.0.0.1:1"
         from tpuhelpers import hardware
         print(hardware.describe(hardware.get_strategy()))
-        """
-    )
+        """,
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2"),
+    ).stdout
     assert time.monotonic() - start < 120
     assert "Hardware:  CPU" in out and "TPU not usable, fell back" in out
     assert "127.0.0.1:1" in out
 
 
-def test_the_helper_bounds_the_tpu_wheels_import_before_importing_tensorflow(tmp_path):
+def test_the_helper_bounds_the_tpu_wheels_import_before_importing_tensorflow(tmp_path, run_python):
     # The TPU wheel's metadata alone (a .dist-info on the path): where it is installed and no
     # TPU is in sight, every import of TensorFlow by the helper sets TPU_SKIP_MDS_QUERY first.
     info = tmp_path / "tensorflow_tpu-2.19.1.dist-info"
@@ -523,8 +526,8 @@ def test_the_helper_bounds_the_tpu_wheels_import_before_importing_tensorflow(tmp
         tpu.import_tensorflow()
         print(os.environ.get("TPU_SKIP_MDS_QUERY"))
         """,
-        env=clean_env(TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(tmp_path)),
-    )
+        clean_env(TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(tmp_path)),
+    ).stdout
     assert out.strip() == "1"
 
 

