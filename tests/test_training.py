@@ -10,7 +10,6 @@ import textwrap
 import pytest
 
 from tools import bench
-from tpuhelpers import training
 
 # A small model on random data: what matters is the distributed machinery, not accuracy.
 PRELUDE = """
@@ -195,6 +194,29 @@ def test_batch_sizes_must_be_positive_integers(value):
 def test_examples_per_second_leaves_the_first_execution_out():
     times = [10.0, 12.0, 14.0, 16.0]  # the first execution ended at t=10 after tracing
     steps = [50, 100, 150, 200]
-    assert training.examples_per_second(times, steps, 200) == pytest.approx(150 * 200 / 6.0)
+    assert bench.examples_per_second(times, steps, 200) == pytest.approx(150 * 200 / 6.0)
     with pytest.raises(ValueError, match="at least two executions"):
-        training.examples_per_second([1.0], [50], 200)
+        bench.examples_per_second([1.0], [50], 200)
+
+
+def test_notebook_03_writes_the_multi_step_function_the_package_reuses():
+    # d2l's `#@save` idea: notebooks 06 and 10 call `fix_steps_per_execution`, which runs
+    # `use_multi_step_train_function`; notebook 03 writes and explains that function. The two must
+    # be the same code (the package imports TensorFlow itself; docstrings may differ).
+    import ast
+    import inspect
+
+    import nbformat
+
+    from tools import paths
+    from tpuhelpers import training
+
+    def body(source: str) -> list[str]:
+        function = ast.parse(source).body[0]
+        statements = [s for s in function.body if not isinstance(s, ast.Expr)]  # the docstring
+        return [ast.dump(s) for s in statements if "import_tensorflow" not in ast.unparse(s)]
+
+    notebook = nbformat.read(paths.NOTEBOOKS / "en" / "03_keras_fit.ipynb", 4)
+    (cell,) = [c for c in notebook.cells if "def use_multi_step_train_function" in c.source]
+    package = inspect.getsource(training.use_multi_step_train_function)
+    assert body(cell.source) == body(package)

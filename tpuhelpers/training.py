@@ -41,43 +41,38 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
         )
 
 
+def use_multi_step_train_function(model: Any) -> None:
+    """Makes `fit` run `model.steps_per_execution` steps per call in a `tf.range` loop.
+
+    Notebook 03 writes this function and explains it; `fix_steps_per_execution` reuses it (a test
+    checks that the two are the same code)."""
+    tf = tpu.import_tensorflow()
+    strategy = model.distribute_strategy
+
+    @tf.function(reduce_retracing=True)
+    def multi_step_train_function(iterator):
+        for _ in tf.range(model.steps_per_execution - 1):
+            strategy.run(model.train_step, args=(next(iterator),))
+        logs = strategy.run(model.train_step, args=(next(iterator),))
+        return tf.nest.map_structure(
+            lambda value: strategy.reduce(tf.distribute.ReduceOp.MEAN, value, axis=None), logs
+        )
+
+    model.train_function = multi_step_train_function
+    model.make_train_function = lambda force=False: multi_step_train_function
+
+
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3
-    (keras-team/keras#19246). Call it after `model.compile`; feed a repeated dataset and a
-    `steps_per_epoch` that is a multiple of `steps_per_execution`. Unless `always`, it acts only
-    on Keras 3 with several replicas and steps. Returns the model; ValueError if not compiled."""
-    tf = tpu.import_tensorflow()
+    (keras-team/keras#19246) with `use_multi_step_train_function`. Call it after `compile`; feed
+    a repeated dataset and a `steps_per_epoch` that is a multiple of `steps_per_execution`. Unless
+    `always`, it acts only on Keras 3 with several replicas and steps. Returns the model;
+    ValueError if not compiled."""
     if not (getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)):
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
         return model  # tf-keras runs steps_per_execution on several replicas by itself
     steps = checks.integer(int(model.steps_per_execution), "steps_per_execution")
-    strategy = model.distribute_strategy
-    if not (always or strategy.num_replicas_in_sync > 1 and steps > 1):
-        return model
-
-    def multi_step_train_function(iterator: Any) -> Any:
-        for _ in tf.range(model.steps_per_execution - 1):
-            strategy.run(model.train_step, args=(next(iterator),))
-        logs = strategy.run(model.train_step, args=(next(iterator),))
-        return tf.nest.map_structure(lambda v: strategy.reduce("MEAN", v, axis=None), logs)
-
-    def make_train_function(force: bool = False) -> Any:
-        if model.train_function is None or force:
-            model.train_function = tf.function(multi_step_train_function, reduce_retracing=True)
-        return model.train_function
-
-    model.train_function = None
-    model.make_train_function = make_train_function
+    if always or model.distribute_strategy.num_replicas_in_sync > 1 and steps > 1:
+        use_multi_step_train_function(model)
     return model
-
-
-def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:
-    """Examples/s from `time.perf_counter()` at the end of each execution and the step counts
-    then, counted from the end of the first execution (which includes tracing and compiling)."""
-    if len(times) < 2 or len(times) != len(steps):
-        raise ValueError(
-            f"Need the end times and step counts of at least two executions, got {len(times)} "
-            f"times and {len(steps)} step counts: run more steps than steps_per_execution."
-        )
-    return (steps[-1] - steps[0]) * global_batch / (times[-1] - times[0])
