@@ -30,12 +30,15 @@ def run_checks(path, **overrides) -> dict:
 
 
 REAL_NUMBERS = {"SHARD_MB"}  # whole by default, fractions allowed
+FILES = {"THROUGHPUT_FILE": "no/such/folder/x.json", "KERAS_THROUGHPUT_FILE": None}  # bad value
 
 
 def bad_values(name: str, default: object) -> list[object]:
     """Values each parameter's check must refuse, by the type of its default."""
     if name in REAL_NUMBERS:
         return [math.nan, -1.0, "5"]
+    if name in FILES:  # any string names a file; a file that is missing may be fine
+        return [3, *([FILES[name]] if FILES[name] else [])]
     if isinstance(default, bool):
         return ["yes", 1]
     if isinstance(default, int):

@@ -221,4 +221,5 @@ def quiet_tensorflow() -> None:
     absl_logging.set_verbosity(absl_logging.ERROR)
     tf = import_tensorflow()
     tf.get_logger().setLevel(logging.ERROR)
+    tf.get_logger().propagate = not tf.get_logger().handlers  # each error once, not also via root
     tf.autograph.set_verbosity(0)
