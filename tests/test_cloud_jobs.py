@@ -272,11 +272,31 @@ def test_vertex_rules(spec, pattern):
 
 
 def test_price_table_is_dated_and_sourced():
-    assert cloud_costs.PRICES["as_of"] == "2026-11-22"
+    assert cloud_costs.PRICES["as_of"] == "2026-11-26"
     for rows in (cloud_costs.PRICES["tpu"], cloud_costs.PRICES["host_vm"]):
         for regions in rows.values():
             for price in regions.values():
-                assert price["source"] and 0 < price["preemptible"] < price["on_demand"]
+                assert price["source"] in cloud_costs.PRICES["sources"] or "seed-002" in price["source"]
+                assert 0 < price["preemptible"] < price["on_demand"]
+
+
+@pytest.mark.parametrize(
+    ("tpu_type", "chips", "per_chip_hour"),
+    [("v5litepod-1", 1, 1.20), ("v5litepod-8", 8, 1.20), ("v6e-1", 1, 2.70), ("v6e-8", 8, 2.70),
+     ("v5p-8", 4, 4.20)],
+)  # fmt: skip
+def test_tpu_vm_rows_are_chips_times_the_price_per_chip_hour(tpu_type, chips, per_chip_hour):
+    """The TPU VM rows price the whole slice, host included: one hour is chips x $/chip-hour."""
+    cost = cloud_costs.estimate_cost(tpu_type, "us-central1", 1.0)
+    assert cost.tpu_usd == pytest.approx(chips * per_chip_hour)
+    assert cost.host_usd == 0
+
+
+def test_cost_of_an_epoch_from_a_measured_rate():
+    """An epoch of 60,000 examples at 1,000 examples/s is 60 s: 60 / 3600 of a v6e-8's hour."""
+    cost = cloud_costs.estimate_cost("v6e-8", "us-central1", 60_000 / 1_000 / 3600)
+    assert cost.billed_seconds == 60
+    assert cost.total_usd == pytest.approx(21.60 / 60)
 
 
 def test_ninety_minutes_of_a_v2_8_with_its_host():
