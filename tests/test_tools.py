@@ -62,6 +62,32 @@ def test_nbcheck_names_each_broken_file_and_checks_the_others(broken: list[Path]
     assert "is not a Jupyter notebook" in found[3]
 
 
+def exercise_problems(lang: str, drop) -> list[str]:
+    """What nbcheck says of notebook 09 in folder `lang` without the cells `drop` selects."""
+    cells = nbcheck.read(paths.NOTEBOOKS / "en" / "09_cloud_tpu_jobs.ipynb").cells
+    return nbcheck.missing_exercises(Path(lang, "09.ipynb"), [c for c in cells if not drop(c)])
+
+
+def test_nbcheck_finds_the_exercises_and_solutions_of_an_english_notebook() -> None:
+    assert exercise_problems("en", lambda cell: False) == []
+
+
+@pytest.mark.parametrize(
+    ("drop", "message"),
+    [
+        (lambda cell: cell.source.startswith(nbcheck.SOLUTIONS), "needs a '## Exercises' and a"),
+        (lambda cell: cell.source[:4] in ("# 1.", "# 2.", "# 3."), "with code cells before the"),
+    ],
+)
+def test_nbcheck_asks_every_english_notebook_for_exercises_and_solutions(drop, message) -> None:
+    problems = exercise_problems("en", drop)
+    assert len(problems) == 1 and message in problems[0], problems
+
+
+def test_nbcheck_leaves_the_exercise_headings_of_translations_to_their_translators() -> None:
+    assert exercise_problems("de", lambda cell: cell.source.startswith(nbcheck.EXERCISES)) == []
+
+
 def test_the_notebook_runner_goes_on_past_a_broken_notebook(broken: list[Path], capsys) -> None:
     files = [p for p in broken if p.is_file()]
     assert notebooks.main(["run", *map(str, files), "--out", str(broken[0].parent / "x")]) == 1

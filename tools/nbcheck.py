@@ -59,6 +59,9 @@ if importlib.util.find_spec("tpuhelpers") is None:
 WRITEFILE_RE = re.compile(r"%%writefile(?P<append> -a)? (?P<path>\S+)")
 
 
+EXERCISES, SOLUTIONS = "## Exercises", "## Solutions"  # the headings of every English notebook
+
+
 def release() -> str:
     """Returns the commit the install cells install from: `[tool.tpuhelpers] release`."""
     return project_settings()["release"]
@@ -163,6 +166,7 @@ def problems(path: Path) -> list[str]:
     found += unchecked_parameters(path, cells)
     if cells[-1].cell_type != "markdown" or not cells[-1].source.startswith("## "):
         found.append(f"{path}: the last cell must be the '## Summary' markdown cell")
+    found += missing_exercises(path, cells)
     for index, cell in enumerate(cells):
         if cell.cell_type == "code" and cell.outputs:
             found.append(f"{path}: cell {index} has outputs (run nbcheck --fix)")
@@ -171,6 +175,28 @@ def problems(path: Path) -> list[str]:
     if text != dumps(normalize(read(path, text), path)):
         found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
     return found
+
+
+def missing_exercises(path: Path, cells: list) -> list[str]:
+    """An English notebook ends with exercises, their solutions (code CI runs), then a summary."""
+    if path.parent.name != "en":  # the other languages are built from the English cells
+        return []
+    headings = [
+        {line.strip() for line in c.source.splitlines() if line.startswith("## ")}
+        if c.cell_type == "markdown"
+        else set()
+        for c in cells
+    ]
+    where = {h: i for i, found in enumerate(headings) for h in found}
+    if EXERCISES not in where or SOLUTIONS not in where:
+        return [f"{path}: needs a '{EXERCISES}' and a '{SOLUTIONS}' markdown cell (CONTRIBUTING)"]
+    exercises, solutions = where[EXERCISES], where[SOLUTIONS]
+    code = [c for c in cells[solutions + 1 : -1] if c.cell_type == "code"]
+    if not exercises < solutions < len(cells) - 1 or not code:
+        return [
+            f"{path}: '{SOLUTIONS}' must follow '{EXERCISES}', with code cells before the summary"
+        ]
+    return []
 
 
 def parameter_names(source: str) -> list[str]:
