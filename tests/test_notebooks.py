@@ -121,6 +121,22 @@ def test_every_notebook_has_ci_parameters_or_needs_none() -> None:
     )
 
 
+# What CI may set: what a reader would not (a path CI's folders need, a time bound), never a size.
+CI_ONLY = {
+    "KERAS_THROUGHPUT_FILE": "a path: where `nox -s notebooks` wrote notebook 03's figures",
+    "THROUGHPUT_FILE": "a path",
+    "TFRECORD_DIR": "a path",
+    "TIMEOUT": "a time bound",
+}
+
+
+def test_ci_runs_the_defaults_and_sets_no_size() -> None:
+    table = yaml.safe_load(notebooks.PARAMETERS_FILE.read_text()) or {}
+    sizes = {f"{stem}: {name}" for stem, values in table.items() for name in values or {}}
+    sizes -= {f"{stem}: {name}" for stem in table for name in CI_ONLY}
+    assert not sizes, f"CI must run the defaults readers run; it sets {sorted(sizes)}"
+
+
 def test_every_reference_cell_has_a_stored_reference() -> None:
     for path in paths.all_notebooks():
         stored = json.loads(notebooks.reference_file(path).read_text())

@@ -3,6 +3,7 @@ exactly the sessions that read it stale (tools/stamps.py)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -81,6 +82,29 @@ def test_what_no_session_reads_leaves_every_stamp_fresh(clone):
     for relative in ("README.md", "stacks/site.txt", "notebooks/de/po/03_keras_fit.po"):
         if (clone / relative).exists():
             assert stale_after(clone, relative) - {"tpu_stack"} == set(), relative
+
+
+def _edit_cell(kind: str):
+    """An edit of the first cell of `kind` in a notebook's JSON."""
+
+    def change(text: str) -> str:
+        notebook = json.loads(text)
+        cell = next(c for c in notebook["cells"] if c["cell_type"] == kind)
+        cell["source"] = "".join(cell["source"]) + "\n# edited"
+        return json.dumps(notebook, indent=1)
+
+    return change
+
+
+def test_a_notebook_text_or_translation_edit_leaves_every_stamp_fresh(clone):
+    for relative in ("notebooks/en/03_keras_fit.ipynb", "notebooks/de/03_keras_fit.ipynb"):
+        assert stale_after(clone, relative, _edit_cell("markdown")) == set(), relative
+
+
+def test_a_code_edit_in_one_notebook_stales_the_sessions_that_run_it(clone):
+    became = stale_after(clone, "notebooks/en/03_keras_fit.ipynb", _edit_cell("code"))
+    assert {RUNTIME, "runtime-kaggle-tpu", "tpu_stack"} <= became
+    assert "pytorch_xla" not in became
 
 
 def test_a_stamp_and_a_cache_are_not_inputs(clone):

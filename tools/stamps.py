@@ -8,6 +8,7 @@ into its stamp file when it passes; `.ci/run` runs it again (`nox -s stamped_if_
 whenever the digest of its inputs no longer matches. The inputs are whole folders where a
 session reads from many files (the helper package, the tools, the tests), so any change there
 makes it stale: run the session and commit its stamp (CONTRIBUTING, "Stacks and releases").
+Of a notebook, only the code cells count: its text and its translations run nothing.
 Stamps themselves (`*.passed`) and caches are never part of a digest. Standard library only:
 nox's own environment imports this module.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
 import tomllib
 from pathlib import Path
@@ -82,8 +84,24 @@ def digest(inputs: tuple[str, ...], root: Path = ROOT) -> str:
             skip = path.suffix in (".passed", ".pyc") or "__pycache__" in path.parts
             if path.is_file() and not skip:
                 relative = path.relative_to(root).as_posix()
-                sha.update(relative.encode() + b"\0" + path.read_bytes())
+                sha.update(relative.encode() + b"\0" + content(path))
     return sha.hexdigest()
+
+
+def content(path: Path) -> bytes:
+    """What a session reads of a file: all of it, except that of a notebook only its code cells
+    (source and tags) count, so that an edit to its text or a translation stales nothing. A
+    notebook that is not valid JSON counts whole."""
+    data = path.read_bytes()
+    if path.suffix != ".ipynb":
+        return data
+    try:
+        cells = json.loads(data)["cells"]
+        code = [(c["source"], c.get("metadata", {}).get("tags", [])) for c in cells]
+        code = [item for item, c in zip(code, cells) if c["cell_type"] == "code"]
+    except (ValueError, KeyError, TypeError):
+        return data
+    return json.dumps(code, sort_keys=True).encode()
 
 
 def current(name: str, root: Path = ROOT) -> str:

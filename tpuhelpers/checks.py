@@ -86,3 +86,28 @@ def json_object(text: object, what: str, example: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"{what} must be a JSON object like {example}, got {type(value).__name__}")
     return value
+
+
+
+def for_hardware(value: Any, name: str, kind: str, *, accelerator: Any, cpu: Any) -> Any:
+    """Returns parameter `name`'s `value` if the reader set it, else its default on the hardware
+    `kind` found ("TPU", "GPU" or "CPU"): `accelerator` on a TPU or GPU, `cpu` on a CPU. Prints
+    what it took and why, so that the output of a run says what ran."""
+    kind = one_of(str(kind).upper(), ("TPU", "GPU", "CPU"), "hardware kind")
+    default = cpu if kind == "CPU" else accelerator
+    why = f"the default on a {kind} ({accelerator} on a TPU or GPU, {cpu} on a CPU)"
+    why = why if value is None else f"set in the parameters ({why})"
+    print(f"{name} = {default if value is None else value!r}: {why}")
+    return default if value is None else value
+
+
+def divides(total: int, name: str, parts: int, what: str) -> int:
+    """Returns `total` if `parts` divides it, else a ValueError naming `name`, the hardware
+    (`what`, e.g. "2 replicas") and the nearest values that would do."""
+    if total % parts:
+        low, high = total // parts * parts, (total // parts + 1) * parts
+        raise ValueError(
+            f"{name}={total} does not divide over {what}: use a multiple of {parts}, e.g. "
+            + (f"{low} or {high}." if low else f"{high}.")
+        )
+    return total
