@@ -118,3 +118,33 @@ def test_address_spells_loopback_one_way(value, expected):
 def test_address_refuses_bad_hosts_and_ports(value):
     with pytest.raises(ValueError, match=r"^addr must be host:port \(e\.g\. 127\.0\.0\.1:2222"):
         checks.address(value, "addr")
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("CPU", 8), ("cpu", 8), ("TPU", 256), ("gpu", 256), ("tpu", 256)]
+)
+def test_for_hardware_takes_the_default_of_the_hardware_found_and_says_so(kind, expected, capsys):
+    assert checks.for_hardware(None, "FILTERS", kind, accelerator=256, cpu=8) == expected
+    said = capsys.readouterr().out
+    assert said.startswith(f"FILTERS = {expected}: the default on a {kind.upper()}"), said
+    assert "256 on a TPU or GPU, 8 on a CPU" in said
+
+
+@pytest.mark.parametrize("kind", ["CPU", "TPU"])
+def test_for_hardware_keeps_what_the_reader_set(kind, capsys):
+    assert checks.for_hardware(64, "FILTERS", kind, accelerator=256, cpu=8) == 64
+    assert capsys.readouterr().out.startswith("FILTERS = 64: set in the parameters")
+
+
+def test_for_hardware_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match="Unknown hardware kind 'QUANTUM': choose one of TPU, GPU, CPU"):
+        checks.for_hardware(None, "FILTERS", "quantum", accelerator=256, cpu=8)
+
+
+def test_divides_names_the_parameter_the_hardware_and_the_nearest_values():
+    assert checks.divides(256, "GLOBAL_BATCH_SIZE", 8, "8 replicas") == 256
+    message = "GLOBAL_BATCH_SIZE=255 does not divide over 2 replicas on the CPU: use a multiple of 2"
+    with pytest.raises(ValueError, match=f"^{message}, e.g. 254 or 256.$"):
+        checks.divides(255, "GLOBAL_BATCH_SIZE", 2, "2 replicas on the CPU")
+    with pytest.raises(ValueError, match=r"e\.g\. 8\.$"):
+        checks.divides(3, "BATCH_SIZE", 8, "8 TPU devices")

@@ -34,7 +34,12 @@ FILES = {"THROUGHPUT_FILE": "no/such/folder/x.json", "KERAS_THROUGHPUT_FILE": No
 
 
 def bad_values(name: str, default: object) -> list[object]:
-    """Values each parameter's check must refuse, by the type of its default."""
+    """Values each parameter's check must refuse, by the type of its default; None too where the
+    default is not None (a parameter without a default for the hardware found)."""
+    return [*_bad_values(name, default), *([None] if default is not None else [])]
+
+
+def _bad_values(name: str, default: object) -> list[object]:
     if name in REAL_NUMBERS:
         return [math.nan, -1.0, "5"]
     if name in FILES:  # any string names a file; a file that is missing may be fine
@@ -94,3 +99,50 @@ def test_the_checks_cell_is_required_by_nbcheck(tmp_path) -> None:
         path, source.cells
     ))  # fmt: skip
     assert nbcheck.unchecked_parameters(path, nbformat.read(ENGLISH[2], 4).cells) == []
+
+
+def through_the_sizes_cell(path, folder) -> object:
+    """A copy of the notebook that ends with its sizes cell (the one calling `for_hardware`)."""
+    import nbformat
+
+    notebook = nbformat.read(path, 4)
+    last = max(i for i, c in enumerate(notebook.cells) if "for_hardware(" in c.source)
+    notebook.cells = notebook.cells[: last + 1]
+    copy = folder / "en" / path.name
+    copy.parent.mkdir(parents=True)
+    nbformat.write(notebook, copy)
+    return copy
+
+
+SIZED = [p for p in ENGLISH if "for_hardware(" in p.read_text(encoding="utf-8")]
+
+
+def test_the_tensorflow_notebooks_size_themselves_after_detecting_the_hardware() -> None:
+    assert {"03_keras_fit", "04_custom_training_loop", "12_mixed_precision_and_xla"} <= {
+        p.stem for p in SIZED
+    }
+
+
+@pytest.mark.parametrize(
+    ("stem", "parameters", "message"),
+    [
+        # 2 replicas on the CPU (CPU_REPLICAS' default): an odd batch cannot be split.
+        (
+            "03_keras_fit",
+            {"GLOBAL_BATCH_SIZE": 255},
+            "GLOBAL_BATCH_SIZE=255 does not divide over the 2 replica(s) of this CPU",
+        ),
+        (
+            "10_keras_on_jax",
+            {"BATCH_SIZE": 255},
+            "BATCH_SIZE=255 does not divide over the 2 CPU device(s)",
+        ),
+    ],
+)
+def test_a_size_the_hardware_cannot_take_is_refused_before_training(
+    tmp_path, stem, parameters, message
+) -> None:
+    copy = through_the_sizes_cell(paths.NOTEBOOKS / "en" / f"{stem}.ipynb", tmp_path / "in")
+    with pytest.raises(notebooks.NotebookFailed) as error:
+        notebooks.execute(copy, tmp_path / "out", parameters=parameters, timeout=300)
+    assert message in str(error.value), error.value
