@@ -1,7 +1,6 @@
 """Helpers for the TPU curriculum notebooks: hardware detection, data, plumbing and checks.
 
-Importing this package does not import TensorFlow, so `quiet_tensorflow()` and the CPU split in
-`hardware.get_strategy(cpu_replicas=N)` can still act before TensorFlow starts."""
+Importing it imports no TensorFlow, so `quiet_tensorflow()` and CPU splitting can act before it."""
 
 from tpuhelpers.tpu import quiet_tensorflow
 

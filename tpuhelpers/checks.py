@@ -7,8 +7,6 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-_ASCII_INT = re.compile(r"[+-]?[0-9]+")
-
 
 def integer(
     value: object,
@@ -20,7 +18,7 @@ def integer(
 ) -> int:
     """Returns `value` as an int if it is one in minimum..maximum: an int or a numpy integer (not
     a bool or a float); with `text`, also ASCII digits in a string (not '٣' or '²')."""
-    if text and isinstance(value, str) and _ASCII_INT.fullmatch(value.strip()):
+    if text and isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
         value = int(value.strip())
     wrong_type = isinstance(value, bool) or not isinstance(value, numbers.Integral)
     if wrong_type or (minimum is not None and value < minimum):
@@ -49,8 +47,7 @@ def number(
 
 
 def address(value: object, name: str) -> str:
-    """Returns `host:port` with `localhost` spelled 127.0.0.1, so that one port under two names is
-    one address; the port must be ASCII digits in 1..65535."""
+    """Returns `host:port` (`localhost` as 127.0.0.1: one name a port); port: ASCII 1-65535."""
     host, _, port = str(value).strip().rpartition(":")
     host_ok = re.fullmatch(r"[^\s:\[\]/]+|\[[0-9a-fA-F:]+\]", host)
     port_ok = re.fullmatch(r"[0-9]{1,5}", port) and 0 < int(port) < 65536
@@ -88,11 +85,9 @@ def json_object(text: object, what: str, example: str) -> dict[str, Any]:
     return value
 
 
-
 def for_hardware(value: Any, name: str, kind: str, *, accelerator: Any, cpu: Any) -> Any:
     """Returns parameter `name`'s `value` if the reader set it, else its default on the hardware
-    `kind` found ("TPU", "GPU" or "CPU"): `accelerator` on a TPU or GPU, `cpu` on a CPU. Prints
-    what it took and why, so that the output of a run says what ran."""
+    `kind` found ("TPU", "GPU", "CPU"): `cpu` on a CPU, else `accelerator`; prints which and why."""
     kind = one_of(str(kind).upper(), ("TPU", "GPU", "CPU"), "hardware kind")
     default = cpu if kind == "CPU" else accelerator
     why = f"the default on a {kind} ({accelerator} on a TPU or GPU, {cpu} on a CPU)"
@@ -106,8 +101,6 @@ def divides(total: int, name: str, parts: int, what: str) -> int:
     (`what`, e.g. "2 replicas") and the nearest values that would do."""
     if total % parts:
         low, high = total // parts * parts, (total // parts + 1) * parts
-        raise ValueError(
-            f"{name}={total} does not divide over {what}: use a multiple of {parts}, e.g. "
-            + (f"{low} or {high}." if low else f"{high}.")
-        )
+        use = f"use a multiple of {parts}, e.g. " + (f"{low} or {high}." if low else f"{high}.")
+        raise ValueError(f"{name}={total} does not divide over {what}: {use}")
     return total

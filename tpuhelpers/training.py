@@ -42,10 +42,8 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
 
 
 def use_multi_step_train_function(model: Any) -> None:
-    """Makes `fit` run `model.steps_per_execution` steps per call in a `tf.range` loop.
-
-    Notebook 03 writes this function and explains it; `fix_steps_per_execution` reuses it (a test
-    checks that the two are the same code)."""
+    """Makes `fit` run `model.steps_per_execution` steps per call in a `tf.range` loop: notebook 03
+    writes and explains it; `fix_steps_per_execution` uses it (a test checks the two match)."""
     tf = tpu.import_tensorflow()
     strategy = model.distribute_strategy
 
@@ -64,10 +62,9 @@ def use_multi_step_train_function(model: Any) -> None:
 
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
     """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3
-    (keras-team/keras#19246) with `use_multi_step_train_function`. Call it after `compile`; feed
-    a repeated dataset and a `steps_per_epoch` that is a multiple of `steps_per_execution`. Unless
-    `always`, it acts only on Keras 3 with several replicas and steps. Returns the model;
-    ValueError if not compiled."""
+    (keras-team/keras#19246) with `use_multi_step_train_function`; returns the model. Call it after
+    `compile` (else a ValueError); feed a repeated dataset and a multiple of `steps_per_execution`
+    as `steps_per_epoch`. Unless `always`, it acts only with Keras 3, several replicas and steps."""
     if not (getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)):
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
