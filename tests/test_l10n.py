@@ -8,7 +8,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import catalogs, l10n, links, nbcheck, paths, site_text
+from tools import catalogs, l10n, links, nbcheck, paths, site_text, translation
 
 TITLE = """\
 # Alpha notebook
@@ -56,6 +56,14 @@ def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
     return path
 
 
+def fix_readme(root: Path) -> None:
+    """`links.fix_readme`, then words under "what it teaches" in each README row without."""
+    links.fix_readme(root)
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    readme.write_text(text.replace(".ipynb) |  |", ".ipynb) | a lesson |"), encoding="utf-8")
+
+
 @pytest.fixture
 def tree(tmp_path: Path) -> l10n.Tree:
     """Two English notebooks, catalogs for de and it, built notebooks, a README with the table."""
@@ -86,7 +94,7 @@ def tree(tmp_path: Path) -> l10n.Tree:
     l10n.extract(tree, add="de")
     l10n.extract(tree, add="it")
     l10n.build(tree)
-    links.fix_readme(tmp_path)
+    fix_readme(tmp_path)
     return tree
 
 
@@ -130,19 +138,35 @@ def test_split_blocks_round_trips_and_keeps_fences_and_tables_whole() -> None:
     assert l10n.kind(blocks[-1]) == "fence" and l10n.kind(blocks[-3]) == "table"
 
 
-def test_messages_name_notebook_cell_and_block_and_skip_the_badge(tree: l10n.Tree) -> None:
+def test_messages_name_notebook_cell_and_block_and_skip_the_badges(tree: l10n.Tree) -> None:
     found = l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")
     places = [f"{file}:{block}" for file, block in (m.occurrence for m in found)]
     assert places[:4] == [
         "01_alpha.ipynb:cell-000:0",
-        "01_alpha.ipynb:cell-000:2",  # block 1, the badge, is not a message
+        "01_alpha.ipynb:cell-000:2",  # block 1, the badges, is not a message
         "01_alpha.ipynb:cell-000:3",
         "01_alpha.ipynb:cell-000:4",
     ]
-    assert not any("colab-badge" in m.msgid for m in found)
+    assert not any("colab-badge" in m.msgid or "kaggle" in m.msgid for m in found)
+    # Block 1 is both badges, on one line (`nbcheck.normalize` added Kaggle's after Colab's).
+    badges = l10n.split_blocks(
+        nbcheck.read(tree.notebooks / "en" / "01_alpha.ipynb").cells[0].source
+    )
+    assert badges[2][1] == paths.badges(tree.notebooks / "en" / "01_alpha.ipynb", tree.root)
     text = tree.catalog("de", "01_alpha").read_text(encoding="utf-8")
     assert "#: 01_alpha.ipynb:cell-003:1\n" in text
     assert '"Language: de\\n"' in text and "charset=UTF-8" in text and "Plural-Forms" in text
+
+
+def test_a_block_of_badges_is_no_message_but_text_beside_them_is() -> None:
+    colab = (
+        "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://x)"
+    )
+    kaggle = "[![Open In Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)](https://y)"
+    for block in (colab, kaggle, f"{colab} {kaggle}", f"{colab}\n{kaggle}"):
+        assert translation.is_badges(block) and not translation.translatable(block)
+    for block in (f"Open it: {colab} {kaggle}", f"{kaggle} or download it.", "Colab and Kaggle"):
+        assert not translation.is_badges(block) and translation.translatable(block)
 
 
 # ----------------------------------------------------------------------------- extract and build
@@ -163,11 +187,23 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
     assert german.cells[0].source.startswith("# Alfa notebook ✓\n\n[![Open In Colab]")
     assert paths.colab_url(german_path, tree.root).endswith("notebooks/de/01_alpha.ipynb")
     assert paths.colab_url(german_path, tree.root) in german.cells[0].source
+    assert f"{paths.badges(german_path, tree.root)}\n" in german.cells[0].source
+    assert paths.kaggle_url(german_path, tree.root).endswith(
+        "/blob/main/notebooks/de/01_alpha.ipynb"
+    )
     assert "Alfa shows `tf.device` and links to [beta](02_beta.ipynb). ✓" in german.cells[0].source
     # Italian is untranslated: English text, Italian badge.
     italian = nbformat.read(tree.localized("it", "01_alpha"), as_version=4)
     assert italian.cells[3] == english.cells[3]
     assert "notebooks/it/01_alpha.ipynb" in italian.cells[0].source
+    assert paths.kaggle_url(tree.localized("it", "01_alpha"), tree.root) in italian.cells[0].source
+    # The build wrote each language's index, with the translated titles.
+    index = (tree.notebooks / "de" / "README.md").read_text(encoding="utf-8")
+    assert index == links.language_index(tree.root, "de")
+    assert "| 1 | [Alfa notebook ✓](01_alpha.ipynb) |" in index
+    assert "| 1 | [Alpha notebook](01_alpha.ipynb) |" in (
+        tree.notebooks / "it" / "README.md"
+    ).read_text(encoding="utf-8")
     # The build's output is in nbcheck's canonical form.
     text = german_path.read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
@@ -298,7 +334,7 @@ def test_new_notebook_gets_catalogs_and_missing_ones_fail_check(tree: l10n.Tree)
         "notebooks/it/03_gamma.ipynb is missing; run `python -m tools.l10n build`",
     ]
     l10n.build(tree)
-    links.fix_readme(tree.root)
+    fix_readme(tree.root)
     assert l10n.check(tree) == []
 
 
@@ -384,7 +420,7 @@ def test_catalog_for_a_deleted_notebook_is_an_error_unless_pruned(tree: l10n.Tre
     assert not tree.localized("it", "02_beta").exists()
     # The English alpha notebook still links to the deleted beta: only links complain.
     assert l10n.check(tree, with_links=False) == []
-    links.fix_readme(tree.root)
+    fix_readme(tree.root)
     assert all("'02_beta.ipynb' does not resolve" in line for line in links.problems(tree.root))
 
 

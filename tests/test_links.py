@@ -1,4 +1,5 @@
-"""Colab badges and relative links, on a tiny checkout in a temporary folder."""
+"""Colab and Kaggle badges, the README table, the language indexes and relative links, on a tiny
+checkout in a temporary folder."""
 
 from __future__ import annotations
 
@@ -11,12 +12,16 @@ from tools import links, markdown, nbcheck, paths
 
 REPOSITORY = paths.project_settings()["repository"]
 COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main"
+KAGGLE = f"https://kaggle.com/kernels/welcome?src=https://github.com/{REPOSITORY}/blob/main"
+FIX = "run `python -m tools.links --fix`"
 
 
 def write_notebook(root: Path, relative: str, *markdown: str) -> Path:
-    """A notebook whose title cell carries the right badge, plus markdown cells."""
+    """A notebook whose title cell carries the right badges, plus markdown cells."""
     nb = nbformat.v4.new_notebook()
-    title = f"# Title\n\n{paths.badge(root / relative, root)}\n\nIntro."
+    title = (
+        f"# Title {Path(relative).parent.name}\n\n{paths.badges(root / relative, root)}\n\nIntro."
+    )
     nb.cells = [nbformat.v4.new_markdown_cell(text) for text in (title, *markdown)]
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -24,9 +29,17 @@ def write_notebook(root: Path, relative: str, *markdown: str) -> Path:
     return path
 
 
+def describe(root: Path) -> None:
+    """Writes the README table's "what it teaches" words of every row that has none."""
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    readme.write_text(text.replace(".ipynb) |  |", ".ipynb) | how to `do` it |"), encoding="utf-8")
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    """English and German notebooks, a README with a synced table, CONTRIBUTING.md."""
+    """English and German notebooks, a README with a synced table (described), the German
+    index, CONTRIBUTING.md."""
     write_notebook(tmp_path, "notebooks/en/01_a.ipynb", "Next: [b](02_b.ipynb#top).")
     write_notebook(tmp_path, "notebooks/en/02_b.ipynb", "Back to [the README](../../README.md).")
     write_notebook(tmp_path, "notebooks/de/01_a.ipynb", "Weiter: [b](../en/02_b.ipynb#top).")
@@ -36,6 +49,7 @@ def root(tmp_path: Path) -> Path:
         encoding="utf-8",
     )
     links.fix_readme(tmp_path)
+    describe(tmp_path)
     return tmp_path
 
 
@@ -86,16 +100,51 @@ def test_wrong_badge_is_caught(root: Path) -> None:
     path = root / "notebooks/de/01_a.ipynb"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("notebooks/de/01_a", "notebooks/en/01_a"), encoding="utf-8")
-    assert links.problems(root) == [
+    assert links.notebook_problems(path, root) == [
         f"notebooks/de/01_a.ipynb: cell-000: the Colab badge points to {COLAB}/notebooks/en/"
-        f"01_a.ipynb, not {COLAB}/notebooks/de/01_a.ipynb"
+        f"01_a.ipynb, not {COLAB}/notebooks/de/01_a.ipynb",
+        f"notebooks/de/01_a.ipynb: cell-000: the Kaggle badge points to {KAGGLE}/notebooks/en/"
+        f"01_a.ipynb, not {KAGGLE}/notebooks/de/01_a.ipynb",
     ]
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source = "# Titel\n\nOhne Abzeichen."
     path.write_text(nbcheck.dumps(nb), encoding="utf-8")
     assert links.notebook_problems(path, root) == [
         f"notebooks/de/01_a.ipynb: cell-000 has no Open in Colab badge; expected "
-        f"{COLAB}/notebooks/de/01_a.ipynb"
+        f"{COLAB}/notebooks/de/01_a.ipynb",
+        f"notebooks/de/01_a.ipynb: cell-000 has no Open in Kaggle badge; expected "
+        f"{KAGGLE}/notebooks/de/01_a.ipynb",
+    ]
+
+
+def set_title(path: Path, old: str, new: str) -> None:
+    nb = nbformat.read(path, as_version=4)
+    assert old in nb.cells[0].source
+    nb.cells[0].source = nb.cells[0].source.replace(old, new)
+    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+
+
+def test_wrong_kaggle_badge_is_caught(root: Path) -> None:
+    path = root / "notebooks/de/01_a.ipynb"
+    set_title(path, f"src=https://github.com/{REPOSITORY}/blob/main/notebooks/de/", "src=x/")
+    assert links.problems(root) == [
+        f"notebooks/de/01_a.ipynb: cell-000: the Kaggle badge points to "
+        f"https://kaggle.com/kernels/welcome?src=x/01_a.ipynb, not {KAGGLE}/notebooks/de/01_a.ipynb"
+    ]
+    set_title(path, "src=x/", f"src=https://github.com/{REPOSITORY}/blob/main/notebooks/de/")
+    set_title(path, paths.KAGGLE_BADGE_IMAGE, "https://example.com/kaggle.png")
+    assert links.notebook_problems(path, root) == [
+        "notebooks/de/01_a.ipynb: cell-000: the Kaggle badge shows "
+        f"https://example.com/kaggle.png, not {paths.KAGGLE_BADGE_IMAGE}"
+    ]
+
+
+def test_missing_kaggle_badge_is_caught(root: Path) -> None:
+    path = root / "notebooks/en/02_b.ipynb"
+    set_title(path, " " + paths.kaggle_badge(path, root), "")
+    assert links.notebook_problems(path, root) == [
+        f"notebooks/en/02_b.ipynb: cell-000 has no Open in Kaggle badge; expected "
+        f"{KAGGLE}/notebooks/en/02_b.ipynb"
     ]
 
 
@@ -119,46 +168,113 @@ def test_dangling_relative_link_is_caught(root: Path) -> None:
     assert "CONTRIBUTING.md: link '../../x' points outside the repository" in found
 
 
-def test_colab_url_to_a_missing_notebook_is_caught(root: Path) -> None:
+def test_colab_or_kaggle_url_to_a_missing_notebook_is_caught(root: Path) -> None:
     readme = root / "README.md"
-    url = f"{COLAB}/notebooks/it/01_a.ipynb"
-    readme.write_text(readme.read_text(encoding="utf-8") + f"\n[Italiano]({url})\n")
+    colab, kaggle = f"{COLAB}/notebooks/it/01_a.ipynb", f"{KAGGLE}/notebooks/it/01_a.ipynb"
+    text = readme.read_text(encoding="utf-8")
+    readme.write_text(text + f"\n[Italiano]({colab}) [Kaggle]({kaggle})\n", encoding="utf-8")
     assert links.problems(root) == [
         f"README.md: link '{url}' does not resolve: there is no notebooks/it/01_a.ipynb"
+        for url in (colab, kaggle)
     ]
 
 
-def test_readme_needs_a_badge_for_every_notebook_of_every_language(root: Path) -> None:
+def test_readme_needs_both_badges_of_every_english_notebook(root: Path) -> None:
     (root / "README.md").write_text("# Course\n\nNo table yet.\n", encoding="utf-8")
     found = links.problems(root)
-    assert len(found) == 3
-    assert found[0] == (
-        "README.md has no Open in Colab badge for notebooks/de/01_a.ipynb; run "
-        "`python -m tools.links --fix` (or paste `--table`)"
-    )
+    fix = f"{FIX} (or paste `--table`)"
+    assert found == [
+        f"README.md has no Open in {kind} badge for notebooks/en/{name}.ipynb; {fix}"
+        for name in ("01_a", "02_b")
+        for kind in ("Colab", "Kaggle")
+    ]
     with pytest.raises(links.LinkError, match="README.md has no <!-- notebooks:start -->"):
         links.fix_readme(root)
+
+
+def test_each_language_needs_its_index_with_both_badges_of_its_notebooks(root: Path) -> None:
+    index = root / "notebooks/de/README.md"
+    text = index.read_text(encoding="utf-8")
+    kaggle = paths.kaggle_badge(root / "notebooks/de/01_a.ipynb", root)
+    index.write_text(text.replace(kaggle, "Kaggle"), encoding="utf-8")
+    assert links.problems(root) == [
+        f"notebooks/de/README.md has no Open in Kaggle badge for notebooks/de/01_a.ipynb; {FIX}",
+        f"notebooks/de/README.md is out of date; {FIX}",
+    ]
+    index.unlink()
+    assert links.problems(root) == [
+        f"notebooks/de/README.md is missing; {FIX}",
+        "README.md: link 'notebooks/de/README.md' does not resolve: there is no "
+        "notebooks/de/README.md",
+    ]
+    assert links.main(["--fix", "--root", str(root)]) == 0
+    assert index.read_text(encoding="utf-8") == text
+    assert not (root / "notebooks/en/README.md").exists()  # the README is the English index
+
+
+def test_a_language_index_lists_its_titles_and_badges_in_its_language(root: Path) -> None:
+    text = (root / "notebooks/de/README.md").read_text(encoding="utf-8")
+    assert text == links.language_index(root, "de")
+    lines = text.splitlines()
+    assert lines[0].startswith("<!-- Written by `python -m tools.links --fix`")
+    # The site's own words, from the German catalog of the site's sentences.
+    assert lines[2] == "# TensorFlow-Modelle auf TPUs trainieren (Deutsch)"
+    assert lines[4] == "[English](../../README.md) · **Deutsch**"
+    assert lines[6] == "| # | Notebook | Colab | Kaggle |"
+    german = root / "notebooks/de/01_a.ipynb"
+    assert lines[8] == (
+        f"| 1 | [Title de](01_a.ipynb) | {paths.badge(german, root)} | "
+        f"{paths.kaggle_badge(german, root)} |"
+    )
+    assert len(lines) == 9  # the German 01_a only
 
 
 def test_readme_table_is_generated_and_kept_in_sync(root: Path, capsys) -> None:
     table = links.readme_table(root)
     lines = table.splitlines()
-    assert lines[0] == "| # | notebook | English | Deutsch |"
-    english_badge = paths.badge(root / "notebooks/en/01_a.ipynb", root)
-    assert lines[2].startswith(f"| 1 | [Title](notebooks/en/01_a.ipynb) | {english_badge} | ")
-    assert lines[3].endswith(" | — |")  # no German 02_b yet
+    assert lines[0] == "| # | notebook | what it teaches | Colab | Kaggle |"
+    english = root / "notebooks/en/01_a.ipynb"
+    assert lines[2] == (
+        f"| 1 | [Title en](notebooks/en/01_a.ipynb) | how to `do` it | "
+        f"{paths.badge(english, root)} | {paths.kaggle_badge(english, root)} |"
+    )
+    assert len(lines) == 6  # two English notebooks, a blank line, the languages
+    assert lines[-1] == "The notebooks in other languages: [Deutsch](notebooks/de/README.md)"
     assert table in (root / "README.md").read_text(encoding="utf-8")
+    assert links.descriptions((root / "README.md").read_text(encoding="utf-8")) == {
+        "01_a": "how to `do` it",
+        "02_b": "how to `do` it",
+    }
 
     write_notebook(root, "notebooks/de/02_b.ipynb", "Zurück zur [README](../../README.md).")
     assert links.problems(root) == [
-        "README.md has no Open in Colab badge for notebooks/de/02_b.ipynb; run "
-        "`python -m tools.links --fix` (or paste `--table`)",
-        "README.md: the notebooks table between <!-- notebooks:start --> and "
-        "<!-- notebooks:end --> is out of date; run `python -m tools.links --fix` "
-        "(or paste `--table`)",
-    ]
+        f"notebooks/de/README.md has no Open in {kind} badge for notebooks/de/02_b.ipynb; {FIX}"
+        for kind in ("Colab", "Kaggle")
+    ] + [f"notebooks/de/README.md is out of date; {FIX}"]
     assert links.main(["--fix", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "README.md: table up to date\nnotebooks/de/README.md: rewritten\n" in out
+    assert links.problems(root) == []
+
+    # A new English notebook: a row with its badges, the words kept for the others.
+    write_notebook(root, "notebooks/en/03_c.ipynb")
+    fix = f"{FIX} (or paste `--table`)"
+    assert links.problems(root) == [
+        f"README.md has no Open in {kind} badge for notebooks/en/03_c.ipynb; {fix}"
+        for kind in ("Colab", "Kaggle")
+    ] + [
+        "README.md: the notebooks table between <!-- notebooks:start --> and "
+        f"<!-- notebooks:end --> is out of date; {fix}",
+        "README.md: the notebooks table says nothing under 'what it teaches' for "
+        "notebooks/en/03_c.ipynb: write a few words in its row (`--fix` keeps them)",
+    ]
+    assert links.main(["--fix", "--root", str(root)]) == 1  # the words are still missing
     assert "README.md: table rewritten" in capsys.readouterr().out
+    assert links.problems(root) == [
+        "README.md: the notebooks table says nothing under 'what it teaches' for "
+        "notebooks/en/03_c.ipynb: write a few words in its row (`--fix` keeps them)",
+    ]
+    describe(root)
     assert links.problems(root) == []
     text = (root / "README.md").read_text(encoding="utf-8")
     assert text.startswith("# Course\n\n<!-- notebooks:start -->\n| # |")

@@ -134,20 +134,38 @@ def test_a_translated_page_has_the_catalogs_text_and_the_english_runs_outputs(tr
     assert "STEPS = 2" in "\n".join(c.source for c in code)  # papermill's parameters cell
 
 
-def test_the_badge_opens_the_pages_own_language_with_a_local_image(tree):
+def test_the_badges_open_the_pages_own_language_with_local_images(tree):
     src = sources(tree)
     for lang in ("en", "de"):
         page = nbformat.read(src / lang / "01_alpha.ipynb", as_version=4)
-        # The title first, then the run's record (the header), then the badge and the intro.
+        # The title first, then the run's record (the header), then the badges and the intro.
         assert page.cells[0].source.startswith("# ") and "\n" not in page.cells[0].source
         assert page.cells[1].id == "tpu-site-header"
         title = page.cells[2].source
-        badges = nbcheck.BADGE_RE.findall(title)
-        url = paths.colab_url(tree.localized(lang, "01_alpha"), tree.root)
-        assert badges == [(site.BADGE_IMAGE, url)]
+        notebook = tree.localized(lang, "01_alpha")
+        url = paths.colab_url(notebook, tree.root)
+        assert nbcheck.BADGE_RE.findall(title) == [(site.BADGE_IMAGE, url)]
         assert url.endswith(f"/notebooks/{lang}/01_alpha.ipynb")
-    assert (src / "_static/colab-badge.svg").is_file()
-    assert (src / "de/_static/colab-badge.svg").is_file()
+        kaggle = paths.kaggle_url(notebook, tree.root)
+        assert nbcheck.KAGGLE_BADGE_RE.findall(title) == [(site.KAGGLE_BADGE_IMAGE, kaggle)]
+        assert kaggle.endswith(f"/blob/main/notebooks/{lang}/01_alpha.ipynb")
+        assert title.startswith(f"[![Open In Colab]({site.BADGE_IMAGE})]({url}) [![Open In Kaggle]")
+    for folder in (src, src / "de"):
+        assert (folder / "_static/colab-badge.svg").is_file()
+        svg = (folder / "_static/kaggle-badge.svg").read_text(encoding="utf-8")
+        assert svg.startswith("<svg ") and "Open in Kaggle" in svg
+
+
+def test_an_executed_copy_with_the_colab_badge_only_gets_both(tree):
+    # Copies executed before the notebooks had their Kaggle badge.
+    path = tree.root / "build/executed/en/01_alpha.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    kaggle = paths.kaggle_badge(tree.localized("en", "01_alpha"), tree.root)
+    nb.cells[0].source = nb.cells[0].source.replace(" " + kaggle, "")
+    assert "Kaggle" not in nb.cells[0].source
+    nbformat.write(nb, path)
+    title = nbformat.read(sources(tree) / "de/01_alpha.ipynb", as_version=4).cells[2].source
+    assert len(nbcheck.BADGE_RE.findall(title)) == len(nbcheck.KAGGLE_BADGE_RE.findall(title)) == 1
 
 
 def test_every_page_links_the_same_notebook_in_every_other_language(tree):
@@ -160,11 +178,18 @@ def test_every_page_links_the_same_notebook_in_every_other_language(tree):
     assert 'href="../index.html"' in header
     landing = (src / "index.md").read_text(encoding="utf-8")
     assert 'href="de/01_alpha.html"' in landing and 'href="en/02_beta.html"' in landing
-    # Four columns however many languages (readable at 1024 px): the pages and the Colab links
-    # of every language share one cell each.
+    # Four columns however many languages (readable at 1024 px): the pages of every language
+    # share one cell, their Colab and Kaggle links another.
     assert landing.count("<th>") == 4 and landing.count("<tr><td>") == 2
     row = landing.split("<tr><td>")[1]
-    assert row.count('hreflang="de"') == 2 and row.count('hreflang="en"') == 2
+    assert row.count('hreflang="de"') == 3 and row.count('hreflang="en"') == 3
+    opens = row.split("</td><td>")[3]
+    assert opens.count('<img src="_static/colab-badge.svg"') == 1
+    assert opens.count('<img src="_static/kaggle-badge.svg"') == 1
+    for lang in ("en", "de"):
+        notebook = tree.localized(lang, "01_alpha")
+        for url in (paths.colab_url(notebook, tree.root), paths.kaggle_url(notebook, tree.root)):
+            assert f'<a href="{url}" hreflang="{lang}"' in opens
     assert "en/index" in landing  # the English index in the toctree
 
 
@@ -190,7 +215,10 @@ def test_a_translated_page_and_index_speak_their_language(tree):
         assert english_words not in header
     index = (src / "de/index.md").read_text(encoding="utf-8")
     assert index.startswith("# TensorFlow-Modelle auf TPUs trainieren (Deutsch)")
-    assert "Alle Notebooks des Kurses auf Deutsch" in index and "| # | Notebook | Colab |" in index
+    assert "Alle Notebooks des Kurses auf Deutsch" in index
+    assert "| # | Notebook | Colab | Kaggle |" in index
+    kaggle = paths.kaggle_url(tree.localized("de", "01_alpha"), tree.root)
+    assert f"[![Open In Kaggle]({site.KAGGLE_BADGE_IMAGE})]({kaggle}) |" in index
     assert "project = 'TensorFlow-Modelle auf TPUs trainieren'" in site.conf_py("de", [])
     # sphinx-book-theme's footer would say "By Author name not set" (Sphinx's default author).
     assert "'footer_content_items': ['last-updated.html']" in site.conf_py("de", [])

@@ -62,6 +62,69 @@ def test_nbcheck_names_each_broken_file_and_checks_the_others(broken: list[Path]
     assert "is not a Jupyter notebook" in found[3]
 
 
+GERMAN = paths.NOTEBOOKS / "de" / "02_device_placement.ipynb"
+
+
+def badge_problems(monkeypatch, old: str, new: str) -> list[str]:
+    """What nbcheck says of the German notebook 02 with `old` replaced by `new` in its text."""
+    text = GERMAN.read_text(encoding="utf-8")
+    assert old in text
+    monkeypatch.setattr(nbcheck, "read_text", lambda path: text.replace(old, new))
+    return nbcheck.problems(GERMAN)
+
+
+KAGGLE_URL = paths.kaggle_url(GERMAN)
+COLAB_URL = paths.colab_url(GERMAN)
+ENGLISH = paths.NOTEBOOKS / "en" / "02_device_placement.ipynb"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        (" " + paths.kaggle_badge(GERMAN), "", "cell 0 has no Open in Kaggle badge"),
+        (
+            KAGGLE_URL,
+            paths.kaggle_url(ENGLISH),
+            f"the Kaggle badge points to {paths.kaggle_url(ENGLISH)}, expected {KAGGLE_URL}",
+        ),
+        (
+            paths.KAGGLE_BADGE_IMAGE,
+            "https://example.com/k.svg",
+            "the Kaggle badge shows https://example.com/k.svg, expected "
+            + paths.KAGGLE_BADGE_IMAGE,
+        ),
+        (paths.badge(GERMAN) + " ", "", "cell 0 has no Open in Colab badge"),
+        (
+            COLAB_URL,
+            paths.colab_url(ENGLISH),
+            f"the Colab badge points to {paths.colab_url(ENGLISH)}, expected {COLAB_URL}",
+        ),
+    ],
+)
+def test_nbcheck_reports_a_missing_or_wrong_badge(monkeypatch, old, new, message) -> None:
+    assert nbcheck.problems(GERMAN) == []
+    found = badge_problems(monkeypatch, old, new)
+    assert found[0] == f"{GERMAN}: {message}", found
+    # `--fix` (normalize) writes both badges again, on one line, from the Colab badge.
+    if "no Open in Colab" not in message:
+        nb = nbcheck.normalize(nbcheck.read(GERMAN, nbcheck.read_text(GERMAN)), GERMAN)
+        assert nbcheck.dumps(nb) == GERMAN.read_text(encoding="utf-8")
+
+
+def test_nbcheck_fix_adds_the_kaggle_badge_after_the_colab_badge() -> None:
+    nb = nbcheck.read(GERMAN)
+    title = nb.cells[0].source
+    nb.cells[0].source = title.replace(" " + paths.kaggle_badge(GERMAN), "")
+    assert paths.badge(GERMAN) in nb.cells[0].source and "Kaggle" not in nb.cells[0].source
+    assert nbcheck.normalize(nb, GERMAN).cells[0].source == title
+    # A Kaggle badge on a line of its own, even a wrong one, joins the Colab badge's line.
+    nb.cells[0].source = title.replace(" [![Open In Kaggle]", "\n\n[![Open In Kaggle]").replace(
+        KAGGLE_URL, "https://kaggle.com/kernels/welcome?src=x"
+    )
+    assert nbcheck.normalize(nb, GERMAN).cells[0].source == title
+    assert f"{paths.badges(GERMAN)}\n" in title
+
+
 def exercise_problems(lang: str, drop) -> list[str]:
     """What nbcheck says of notebook 09 in folder `lang` without the cells `drop` selects."""
     cells = nbcheck.read(paths.NOTEBOOKS / "en" / "09_cloud_tpu_jobs.ipynb").cells

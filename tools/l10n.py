@@ -2,10 +2,10 @@
 
 The English notebooks in `notebooks/en/` are the single source of truth. Translators edit one PO
 catalog per language and notebook, `notebooks/<lang>/po/<notebook>.po`, whose messages are the
-blocks of the English markdown cells (split at blank lines; a table is one block; the Colab badge
-and fenced code blocks are left out). The build copies each English notebook and replaces those
-blocks only, so code cells, code in markdown fences, their tags and metadata, and reference outputs
-are identical in every language, by construction.
+blocks of the English markdown cells (split at blank lines; a table is one block; the Colab and
+Kaggle badges and fenced code blocks are left out). The build copies each English notebook and
+replaces those blocks only, so code cells, code in markdown fences, their tags and metadata, and
+reference outputs are identical in every language, by construction.
 
     python -m tools.l10n extract [--lang de] [--prune] [--add LANG]
     python -m tools.l10n build [--lang de]
@@ -15,10 +15,12 @@ are identical in every language, by construction.
 `extract` updates the catalogs from English: new messages come untranslated, a changed message
 keeps its old translation marked fuzzy (the old English in `#| msgid`), removed ones become
 obsolete (`#~`). `build` writes `notebooks/<lang>/<notebook>.ipynb`; untranslated, fuzzy and
-invalid translations fall back to English. `check` fails when a catalog is unreadable or out of
-date, a translation breaks a code span, a link or the markdown structure or goes against the
-checked terms of its glossary (`tools.glossary`), or a committed localized notebook differs from
-what `build` writes; it also runs the badge and link checks of `links`.
+invalid translations fall back to English; then the language's index of its notebooks,
+`notebooks/<lang>/README.md` (`links.language_index`). `check` fails when a catalog is
+unreadable or out of date, a translation breaks a code span, a link or the markdown structure or
+goes against the checked terms of its glossary (`tools.glossary`), or a committed localized
+notebook differs from what `build` writes; it also runs the badge and link checks of `links`
+(the language indexes included).
 `report` counts translated, fuzzy and untranslated messages per language and notebook.
 
 The work is shared: `tools.catalogs` reads, writes and merges the PO catalogs (and knows the tree),
@@ -112,10 +114,11 @@ def extract(
 
 
 def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
-    """Writes `notebooks/<lang>/<notebook>.ipynb` for every English notebook and language.
+    """Writes `notebooks/<lang>/<notebook>.ipynb` for every English notebook and language, and
+    each language's index, `notebooks/<lang>/README.md` (the notebooks' titles changed with them).
 
     Returns:
-        One line per notebook written, and warnings (translations left out, stale catalogs).
+        One line per file written, and warnings (translations left out, stale catalogs).
 
     Raises:
         L10nError: An unknown language, an unreadable catalog, or catalogs or notebooks whose
@@ -143,6 +146,8 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
                 continue
             target.write_text(text, encoding="utf-8")
             log.append(f"{tree.rel(target)}: written")
+        if links.write_language_index(tree.root, lang):
+            log.append(f"notebooks/{lang}/{links.INDEX}: written")
     return log or ["localized notebooks up to date"]
 
 

@@ -1,18 +1,24 @@
-"""Colab badges and links: every notebook opens in Colab from its own path, nothing dangles.
+"""Badges and links: every notebook opens in Colab and in Kaggle from its own path, nothing
+dangles, and the notebook tables of the README and of each language folder are up to date.
 
 Checks, for a checkout of the repository:
 
-- every notebook in every language folder has, in its title cell, the "Open in Colab" badge to
-  its own path (`paths.colab_url`);
-- every relative link in the notebooks' markdown, in README.md, CONTRIBUTING.md and the
-  translation glossaries resolves to an existing file, and so does every Colab or GitHub URL that
-  points into this repository;
-- README.md has an Open-in-Colab badge for every notebook of every language; between the markers
-  `<!-- notebooks:start -->` and `<!-- notebooks:end -->` it holds exactly `readme_table()`.
+- every notebook in every language folder has, in its title cell, the "Open in Colab" and the
+  "Open in Kaggle" badges to its own path (`paths.colab_url`, `paths.kaggle_url`);
+- every relative link in the notebooks' markdown, in README.md, CONTRIBUTING.md,
+  stacks/README.md, the language indexes and the translation glossaries resolves to an existing file, and so does every Colab,
+  Kaggle or GitHub URL that points into this repository;
+- README.md holds, between the markers `<!-- notebooks:start -->` and `<!-- notebooks:end -->`,
+  exactly `readme_table()`: one row per English notebook (number, title, what it teaches, its
+  Colab and Kaggle badges), then a line linking each language's index. The "what it teaches"
+  words are written by hand in the README's table; `--fix` keeps them and reports a row without;
+- each translated language has its index, `notebooks/<lang>/README.md`, exactly
+  `language_index()`: its notebooks' translated titles with their Colab and Kaggle badges
+  (`python -m tools.l10n build` rewrites it too).
 
     python -m tools.links            # report problems, exit 1 if any
-    python -m tools.links --table    # print the README table (notebooks x languages)
-    python -m tools.links --fix      # rewrite the table between the README markers
+    python -m tools.links --table    # print the README table and the line of language indexes
+    python -m tools.links --fix      # rewrite them and the language indexes
 
 Markdown parsing (fences, code spans, link targets) lives in `tools.markdown`, which `l10n` and
 `glossary` share.
@@ -33,8 +39,12 @@ ROOT = paths.ROOT
 
 TABLE_START = "<!-- notebooks:start -->"
 TABLE_END = "<!-- notebooks:end -->"
-MARKDOWN_FILES = ("README.md", "CONTRIBUTING.md")
-# Column headings of the README table; a language not listed here shows its code.
+MARKDOWN_FILES = ("README.md", "CONTRIBUTING.md", "stacks/README.md")
+INDEX = "README.md"  # each translated language's index: notebooks/<lang>/README.md
+TEACHES = "what it teaches"  # the README table's column written by hand
+FIX = "run `python -m tools.links --fix`"
+# How the README and the language indexes name each language; a language not listed here shows
+# its code.
 LANGUAGE_NAMES = {
     "en": "English",
     "de": "Deutsch",
@@ -68,11 +78,13 @@ def is_relative(target: str) -> bool:
 
 
 def repository_path(url: str) -> str | None:
-    """Returns the repository path a Colab or GitHub URL of this repository points at, or None."""
+    """Returns the repository path a Colab, Kaggle or GitHub URL of this repository points at,
+    or None."""
     settings = paths.project_settings()
     repository = re.escape(settings["repository"])
     match = re.match(
-        rf"https://(?:colab\.research\.google\.com/github|github\.com)/{repository}/"
+        rf"https://(?:colab\.research\.google\.com/github|github\.com|"
+        rf"kaggle\.com/kernels/welcome\?src=https://github\.com)/{repository}/"
         rf"(?:blob|tree)/[^/]+/([^?#]+)",
         url,
     )
@@ -131,20 +143,22 @@ def link_problems(markdown: str, base: Path, root: Path, where: str) -> list[str
 
 
 def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
-    """Checks one notebook: the badge to its own path, and every link in its markdown cells."""
+    """Checks one notebook: its badges to its own path, and every link in its markdown cells."""
     name = _relative(path, root)
     try:
         nb = nbcheck.read(path)
     except Exception as error:  # nbformat raises several kinds; the message says which
         return [f"{name}: not a readable notebook: {error}"]
     found = []
-    expected = paths.colab_url(path, root)
     title = nb.cells[0].source if nb.cells and nb.cells[0].cell_type == "markdown" else ""
-    badges = nbcheck.BADGE_RE.findall(title)
-    if not badges:
-        found.append(f"{name}: cell-000 has no Open in Colab badge; expected {expected}")
-    elif badges[0] != (paths.BADGE_IMAGE, expected):
-        found.append(f"{name}: cell-000: the Colab badge points to {badges[0][1]}, not {expected}")
+    for kind, (image, url), expected in nbcheck.badge_mismatches(title, path, root):
+        if not url:
+            found.append(f"{name}: cell-000 has no Open in {kind} badge; expected {expected}")
+        elif url != expected:
+            found.append(f"{name}: cell-000: the {kind} badge points to {url}, not {expected}")
+        else:
+            right = nbcheck.BADGE_KINDS[kind][1]
+            found.append(f"{name}: cell-000: the {kind} badge shows {image}, not {right}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             where = f"{name}: cell-{index:03d}"
@@ -152,31 +166,26 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
     return found
 
 
-def readme_table(root: Path = ROOT) -> str:
-    """Returns the README's table of notebooks x languages, with Open-in-Colab badges.
+# ----------------------------------------------------------------------------- the tables
 
-    One row per notebook (English title, linked to the English file), one column per language
-    folder (English first); a language that lacks a notebook shows a dash.
-    """
-    codes = languages(root)
-    stems = sorted({path.stem for path in paths.all_notebooks(root=root)})
-    header = ["#", "notebook", *(LANGUAGE_NAMES.get(code, code) for code in codes)]
-    rows = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    for stem in stems:
-        english = root / "notebooks" / paths.SOURCE / f"{stem}.ipynb"
-        title = stem
-        if english.exists():
-            nb = nbcheck.read(english)
-            if nb.cells and nb.cells[0].source.startswith("# "):
-                title = nb.cells[0].source.splitlines()[0][2:].strip()
-            title = f"[{title.replace('|', '&#124;')}](notebooks/{paths.SOURCE}/{stem}.ipynb)"
-        number = stem.split("_", 1)[0]
-        cells = [str(int(number)) if number.isdigit() else "", title]
-        for code in codes:
-            path = root / "notebooks" / code / f"{stem}.ipynb"
-            cells.append(paths.badge(path, root) if path.exists() else "—")
-        rows.append("| " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+
+def _title(path: Path) -> str:
+    """A notebook's title (its first cell's `# ` heading, else its stem), for a table cell."""
+    nb = nbcheck.read(path)
+    title = path.stem
+    if nb.cells and nb.cells[0].source.startswith("# "):
+        title = nb.cells[0].source.splitlines()[0][2:].strip()
+    return title.replace("|", "&#124;")
+
+
+def _number(stem: str) -> str:
+    number = stem.split("_", 1)[0]
+    return str(int(number)) if number.isdigit() else ""
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a markdown table row (split at unescaped pipes), stripped."""
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
 
 
 def _table_bounds(text: str) -> tuple[int, int] | None:
@@ -187,33 +196,165 @@ def _table_bounds(text: str) -> tuple[int, int] | None:
     return start + len(TABLE_START), end
 
 
+def descriptions(text: str) -> dict[str, str]:
+    """The "what it teaches" words of each row of the README table, by notebook stem.
+
+    Args:
+        text: The README.
+
+    Returns:
+        For each row whose second cell links an English notebook, its third cell (maybe "").
+    """
+    bounds = _table_bounds(text)
+    found = {}
+    for line in text[bounds[0] : bounds[1]].splitlines() if bounds else []:
+        cells = _cells(line)
+        if len(cells) < 3 or nbcheck.BADGE_RE.search(cells[2]):
+            continue
+        link = re.search(rf"\(notebooks/{paths.SOURCE}/([^)/]+)\.ipynb\)", cells[1])
+        if link:
+            found[link.group(1)] = cells[2]
+    return found
+
+
+def readme_table(root: Path = ROOT) -> str:
+    """Returns what README.md holds between its markers: the notebooks table and the languages.
+
+    One row per English notebook: its number, its title (linked to the file), what it teaches
+    (the words the README's table has for it: `descriptions`), its Colab and Kaggle badges. Then
+    one line linking the index of every other language (`language_index`).
+    """
+    readme = root / "README.md"
+    words = descriptions(readme.read_text(encoding="utf-8")) if readme.exists() else {}
+    header = ["#", "notebook", TEACHES, "Colab", "Kaggle"]
+    rows = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    for path in paths.all_notebooks(paths.SOURCE, root):
+        link = f"[{_title(path)}](notebooks/{paths.SOURCE}/{path.name})"
+        cells = [_number(path.stem), link, words.get(path.stem, "")]
+        cells += [paths.badge(path, root), paths.kaggle_badge(path, root)]
+        rows.append("| " + " | ".join(cells) + " |")
+    others = [
+        f"[{LANGUAGE_NAMES.get(code, code)}](notebooks/{code}/{INDEX})"
+        for code in languages(root)
+        if code != paths.SOURCE
+    ]
+    if others:
+        rows += ["", "The notebooks in other languages: " + " · ".join(others)]
+    return "\n".join(rows)
+
+
+def language_index(root: Path, lang: str) -> str:
+    """Returns `notebooks/<lang>/README.md`: the language's notebooks, their titles in that
+    language (each localized notebook's `# ` heading) and their Colab and Kaggle badges.
+
+    The heading and the column name are the site's (`tools.site_text`: "title",
+    "column_notebook"), in `lang` where its `_site.po` translates them.
+    """
+    # Imported here: site_text imports tools.catalogs, which imports this module.
+    from tools.site_text import text
+
+    name = LANGUAGE_NAMES.get(lang, lang)
+    switch = []
+    for code in languages(root):
+        other = LANGUAGE_NAMES.get(code, code)
+        if code == lang:
+            switch.append(f"**{other}**")
+        else:
+            switch.append(
+                f"[{other}](../../README.md)"
+                if code == paths.SOURCE
+                else f"[{other}](../{code}/{INDEX})"
+            )
+    rows = [
+        f"| {_number(path.stem)} | [{_title(path)}]({path.name}) | "
+        f"{paths.badge(path, root)} | {paths.kaggle_badge(path, root)} |"
+        for path in paths.all_notebooks(lang, root)
+    ]
+    return f"""<!-- Written by `python -m tools.links --fix` and `python -m tools.l10n build` from \
+the notebooks' titles: edit those, not this file. -->
+
+# {text(lang, "title")} ({name})
+
+{" · ".join(switch)}
+
+| # | {text(lang, "column_notebook")} | Colab | Kaggle |
+| --- | --- | --- | --- |
+{chr(10).join(rows)}
+"""
+
+
+def write_language_index(root: Path, lang: str) -> bool:
+    """Writes `notebooks/<lang>/README.md` (`language_index`); returns whether it changed."""
+    index = root / "notebooks" / lang / INDEX
+    new = language_index(root, lang)
+    if index.exists() and index.read_text(encoding="utf-8") == new:
+        return False
+    index.write_text(new, encoding="utf-8")
+    return True
+
+
+def _missing_badges(
+    text: str, where: str, notebooks: list[Path], root: Path, fix: str = FIX
+) -> list[str]:
+    """One line per badge (Colab, Kaggle) of a notebook of `notebooks` that `text` lacks."""
+    shown = {
+        kind: {url for found, url in pattern.findall(text) if found == image}
+        for kind, (pattern, image, _) in nbcheck.BADGE_KINDS.items()
+    }
+    return [
+        f"{where} has no Open in {kind} badge for {_relative(path, root)}; {fix}"
+        for path in notebooks
+        for kind, (_, _, url_of) in nbcheck.BADGE_KINDS.items()
+        if url_of(path, root) not in shown[kind]
+    ]
+
+
 def readme_problems(root: Path = ROOT) -> list[str]:
-    """Checks README.md: a badge for every notebook of every language, and an up-to-date table."""
+    """Checks README.md and the language indexes: the badges of every notebook of every
+    language, up-to-date tables, and words on what each notebook teaches."""
     readme = root / "README.md"
     if not readme.exists():
         return ["README.md is missing"]
     text = readme.read_text(encoding="utf-8")
-    urls = {url for image, url in nbcheck.BADGE_RE.findall(text) if image == paths.BADGE_IMAGE}
-    fix = "run `python -m tools.links --fix` (or paste `--table`)"
-    found = [
-        f"README.md has no Open in Colab badge for {_relative(path, root)}; {fix}"
-        for path in paths.all_notebooks(root=root)
-        if paths.colab_url(path, root) not in urls
-    ]
+    english = paths.all_notebooks(paths.SOURCE, root)
+    fix = f"{FIX} (or paste `--table`)"
+    found = _missing_badges(text, "README.md", english, root, fix)
     bounds = _table_bounds(text)
     if bounds and text[bounds[0] : bounds[1]].strip() != readme_table(root):
         found.append(
             f"README.md: the notebooks table between {TABLE_START} and {TABLE_END} "
             f"is out of date; {fix}"
         )
+    words = descriptions(text)
+    found += [
+        f"README.md: the notebooks table says nothing under {TEACHES!r} for "
+        f"{_relative(path, root)}: write a few words in its row (`--fix` keeps them)"
+        for path in english
+        if bounds and not words.get(path.stem)
+    ]
+    for lang in languages(root):
+        if lang == paths.SOURCE:
+            continue
+        index = root / "notebooks" / lang / INDEX
+        where = _relative(index, root)
+        if not index.exists():
+            found.append(f"{where} is missing; {FIX}")
+            continue
+        text = index.read_text(encoding="utf-8")
+        found += _missing_badges(text, where, paths.all_notebooks(lang, root), root)
+        if text != language_index(root, lang):
+            found.append(f"{where} is out of date; {FIX}")
     return found
 
 
-def fix_readme(root: Path = ROOT) -> bool:
-    """Rewrites the table between the README markers; returns whether the file changed.
+def fix_readme(root: Path = ROOT) -> list[str]:
+    """Rewrites the README between its markers and every language index.
+
+    Returns:
+        The files that changed, relative to `root`.
 
     Raises:
-        LinkError: README.md lacks the markers.
+        LinkError: README.md lacks the markers (nothing is written).
     """
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8")
@@ -223,10 +364,15 @@ def fix_readme(root: Path = ROOT) -> bool:
             f"README.md has no {TABLE_START} ... {TABLE_END} markers: put them on their own lines "
             "around the notebooks table, then run --fix again"
         )
+    changed = []
     new = text[: bounds[0]] + "\n" + readme_table(root) + "\n" + text[bounds[1] :]
     if new != text:
         readme.write_text(new, encoding="utf-8")
-    return new != text
+        changed.append("README.md")
+    for lang in languages(root):
+        if lang != paths.SOURCE and write_language_index(root, lang):
+            changed.append(f"notebooks/{lang}/{INDEX}")
+    return changed
 
 
 def problems(root: Path = ROOT) -> list[str]:
@@ -236,6 +382,7 @@ def problems(root: Path = ROOT) -> list[str]:
         found.extend(notebook_problems(path, root))
     found.extend(readme_problems(root))
     documents = [root / name for name in MARKDOWN_FILES] + sorted(root.glob("notebooks/*/po/*.md"))
+    documents += sorted(root.glob(f"notebooks/*/{INDEX}"))
     for document in documents:
         if document.exists():
             text = document.read_text(encoding="utf-8")
@@ -246,7 +393,9 @@ def problems(root: Path = ROOT) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--fix", action="store_true", help="rewrite the README notebooks table")
+    parser.add_argument(
+        "--fix", action="store_true", help="rewrite the README notebooks table and language indexes"
+    )
     parser.add_argument("--table", action="store_true", help="print the README notebooks table")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -259,7 +408,12 @@ def main(argv: list[str] | None = None) -> int:
         except LinkError as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
-        print("README.md: table rewritten" if changed else "README.md: table up to date")
+        print(
+            "README.md: table rewritten"
+            if "README.md" in changed
+            else "README.md: table up to date"
+        )
+        print("".join(f"{name}: rewritten\n" for name in changed if name != "README.md"), end="")
     try:
         found = problems(args.root)
     except nbcheck.NotebookFileError as error:

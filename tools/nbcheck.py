@@ -1,12 +1,12 @@
 """Notebook hygiene, in the spirit of tensorflow_docs' nbfmt.
 
 Checks every notebook against the conventions in CONTRIBUTING.md: normalized JSON, no stray
-metadata, no outputs (reference outputs live in `tests/references/`), a title cell with an "Open
-in Colab" badge to the notebook's own path, the install cell, a `parameters` cell, and a closing
-summary.
+metadata, no outputs (reference outputs live in `tests/references/`), a title cell with the "Open
+in Colab" and "Open in Kaggle" badges to the notebook's own path, the install cell, a `parameters`
+cell, and a closing summary.
 
     python -m tools.nbcheck            # report problems, exit 1 if any
-    python -m tools.nbcheck --fix      # normalize JSON, metadata, install cell, badge
+    python -m tools.nbcheck --fix      # normalize JSON, metadata, install cell, badges
 """
 
 from __future__ import annotations
@@ -22,9 +22,12 @@ import nbformat
 
 from tools.paths import (  # one home for them; re-exported for the other tools
     BADGE_IMAGE,
+    KAGGLE_BADGE_IMAGE,
+    ROOT,
     all_notebooks,
-    badge,
+    badges,
     colab_url,
+    kaggle_url,
     project_settings,
     stack,
 )
@@ -36,6 +39,15 @@ NOTEBOOK_METADATA = {
     "language_info": {"name": "python"},
 }
 BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
+KAGGLE_BADGE_RE = re.compile(r"\[!\[Open In Kaggle\]\(([^)]*)\)\]\(([^)]*)\)")
+# The badge line of a title cell: the Colab badge, and the Kaggle badge after it if there is one
+# (`normalize` writes both, on one line).
+BADGES_RE = re.compile(rf"{BADGE_RE.pattern}(?:\s*{KAGGLE_BADGE_RE.pattern})?")
+# Each kind of badge: what finds it, its image, its URL for a notebook.
+BADGE_KINDS = {
+    "Colab": (BADGE_RE, BADGE_IMAGE, colab_url),
+    "Kaggle": (KAGGLE_BADGE_RE, KAGGLE_BADGE_IMAGE, kaggle_url),
+}
 
 INSTALL_CELL = """\
 # Where this curriculum's packages are missing (Colab, Kaggle, a new TPU VM), install the stack
@@ -95,7 +107,7 @@ def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
             cell.outputs = []
             cell.execution_count = None
     if nb.cells and nb.cells[0].cell_type == "markdown":
-        nb.cells[0].source = BADGE_RE.sub(badge(path), nb.cells[0].source)
+        nb.cells[0].source = BADGES_RE.sub(lambda _: badges(path), nb.cells[0].source)
     if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":
         nb.cells[1].source = install_cell(path)
     return nb
@@ -153,11 +165,13 @@ def problems(path: Path) -> list[str]:
     title = cells[0]
     if title.cell_type != "markdown" or not title.source.startswith("# "):
         found.append(f"{path}: cell 0 must be markdown starting with '# Title'")
-    badges = BADGE_RE.findall(title.source)
-    if not badges:
-        found.append(f"{path}: cell 0 has no Open in Colab badge")
-    elif badges[0] != (BADGE_IMAGE, colab_url(path)):
-        found.append(f"{path}: badge points to {badges[0][1]}, expected {colab_url(path)}")
+    for kind, (image, url), expected in badge_mismatches(title.source, path):
+        if not url:
+            found.append(f"{path}: cell 0 has no Open in {kind} badge")
+        elif url != expected:
+            found.append(f"{path}: the {kind} badge points to {url}, expected {expected}")
+        else:
+            found.append(f"{path}: the {kind} badge shows {image}, expected {BADGE_KINDS[kind][1]}")
     if cells[1].cell_type != "code" or cells[1].source != install_cell(path):
         found.append(f"{path}: cell 1 is not the Colab install cell (run nbcheck --fix)")
     tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
@@ -174,6 +188,29 @@ def problems(path: Path) -> list[str]:
             found.append(f"{path}: cell {index} starts with a test marker: tag it {REFERENCE_TAG}")
     if text != dumps(normalize(read(path, text), path)):
         found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
+    return found
+
+
+def badge_mismatches(
+    markdown: str, path: Path, root: Path = ROOT
+) -> list[tuple[str, tuple[str, str], str]]:
+    """Compares the first badge of each kind (Colab, Kaggle) in a title cell with the right one.
+
+    Args:
+        markdown: The title cell's source.
+        path: The notebook.
+        root: The checkout it is in (default: this repository).
+
+    Returns:
+        `(kind, (image, url), expected url)` for each kind whose badge is missing (image and url
+        then empty) or differs from the badge to `path`.
+    """
+    found = []
+    for kind, (pattern, image, url_of) in BADGE_KINDS.items():
+        expected = url_of(path, root)
+        first = next(iter(pattern.findall(markdown)), ("", ""))
+        if first != (image, expected):
+            found.append((kind, first, expected))
     return found
 
 

@@ -9,19 +9,20 @@ by `nox -s pytorch_xla -- --site`, into `build/pytorch_xla/en/`). A page in anot
 language is the executed English notebook with its markdown translated from that language's
 catalog by `l10n.translate_markdown`, exactly as the localized notebooks are built; its code cells
 are identical to English by construction, so the English run's outputs are its outputs. Its Colab
-badge points at the language's own notebook (the badge image is a local copy, so the site works
-offline). Every page starts with a header: the papermill parameters and the machine and software
-that produced the outputs (`metadata["tpu_curriculum"]["run"]`, written by
+and Kaggle badges point at the language's own notebook (the badge images are local copies, so the
+site works offline). Every page starts with a header: the papermill parameters and the machine
+and software that produced the outputs (`metadata["tpu_curriculum"]["run"]`, written by
 `tools.notebooks.execute`), and links to the same notebook in every other language.
 
 The sources go to `build/site-src/`, one Sphinx project per language (`<lang>/`), so that each
 language has its own `<html lang>`, theme labels and search index, with word splitting for
 Japanese and Chinese; the English project is the folder itself, with the landing page (the
-curriculum table: one row per notebook, one link and one Colab badge per language) and `en/`.
+curriculum table: one row per notebook, its pages in every language in one cell, its Colab and
+Kaggle links in every language in another) and `en/`.
 Sphinx with myst-nb (execution off) and sphinx-book-theme renders them into `build/site/`, the
 same layout: `index.html`, `en/`, `de/`, ... (`stacks/site.txt` pins them; `nox -s site`).
 
-The pages themselves (header, switcher, indexes, landing page, the site's CSS and badge image) are
+The pages themselves (header, switcher, indexes, landing page, the site's CSS and badge images) are
 written by `tools.site_pages`; this module finds the executed copies, writes the Sphinx projects
 and runs Sphinx.
 """
@@ -41,6 +42,7 @@ from tools import l10n, links, nbcheck, outputs, paths
 from tools.site_pages import BADGE_IMAGE as BADGE_IMAGE
 from tools.site_pages import (
     COLAB_BADGE_SVG,
+    KAGGLE_BADGE_SVG,
     SITE_CSS,
     Page,
     command_for,
@@ -48,6 +50,7 @@ from tools.site_pages import (
     language_index,
     make_page,
 )
+from tools.site_pages import KAGGLE_BADGE_IMAGE as KAGGLE_BADGE_IMAGE
 from tools.site_pages import RUN_METADATA as RUN_METADATA
 from tools.site_pages import run_line as run_line
 from tools.site_pages import terminal_text as terminal_text
@@ -277,6 +280,7 @@ def write_sources(
         write_if_changed(project / "conf.py", conf_py(lang, others if lang == SOURCE else []))
         write_if_changed(project / "_static" / "site.css", SITE_CSS)
         write_if_changed(project / "_static" / "colab-badge.svg", COLAB_BADGE_SVG)
+        write_if_changed(project / "_static" / "kaggle-badge.svg", KAGGLE_BADGE_SVG)
     write_if_changed(src / "index.md", landing_page(tree, langs, pages))
     return log
 

@@ -2,10 +2,11 @@
 
 A notebook page (`make_page`) is the executed English notebook with its markdown translated
 (`l10n.translate_markdown`), its streams shown as Jupyter shows them (`merge_streams`), the Colab
-badge of its language with the site's local badge image, and a header first (`page_header`: the
-language switcher, the papermill parameters, the machine and software of the run). Each language
-has an index page (`language_index`); the landing page (`landing_page`) is the curriculum table.
-`SITE_CSS` and `COLAB_BADGE_SVG` are the site's own static files.
+and Kaggle badges of its language with the site's local badge images, and a header first
+(`page_header`: the language switcher, the papermill parameters, the machine and software of the
+run). Each language has an index page (`language_index`); the landing page (`landing_page`) is
+the curriculum table.
+`SITE_CSS`, `COLAB_BADGE_SVG` and `KAGGLE_BADGE_SVG` are the site's own static files.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ TITLE = text(SOURCE, "title")  # each language has its own: tools/site_text.py
 # Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
 RUN_METADATA = "tpu_curriculum"
 BADGE_IMAGE = "/_static/colab-badge.svg"  # from the project's source folder (Sphinx rule)
+KAGGLE_BADGE_IMAGE = "/_static/kaggle-badge.svg"
 
 
 @dataclass(frozen=True)
@@ -203,14 +205,18 @@ def merge_streams(cell: nbformat.NotebookNode) -> None:
 
 def colab_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
     """The Colab badge of a notebook in one language, with the site's local badge image."""
-    url = paths.colab_url(tree.localized(lang, stem), tree.root)
-    return f"[![Open In Colab]({BADGE_IMAGE})]({url})"
+    return paths.badge(tree.localized(lang, stem), tree.root, BADGE_IMAGE)
+
+
+def kaggle_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
+    """The Kaggle badge of a notebook in one language, with the site's local badge image."""
+    return paths.kaggle_badge(tree.localized(lang, stem), tree.root, KAGGLE_BADGE_IMAGE)
 
 
 def make_page(
     tree: l10n.Tree, executed: nbformat.NotebookNode, lang: str, langs: list[str], stem: str
 ) -> Page:
-    """One page: the executed copy, translated, its badge for `lang`; its title, then the header.
+    """One page: the executed copy, translated, its badges for `lang`; its title, then the header.
 
     Raises:
         L10nError: The language's catalog of this notebook cannot be read.
@@ -224,14 +230,13 @@ def make_page(
     first = nb.cells[0]
     title = stem
     if first.cell_type == "markdown":
-        first.source = nbcheck.BADGE_RE.sub(
-            lambda _: colab_badge(tree, lang, stem).replace("\\", "\\\\"), first.source
-        )
+        badges = f"{colab_badge(tree, lang, stem)} {kaggle_badge(tree, lang, stem)}"
+        first.source = nbcheck.BADGES_RE.sub(lambda _: badges, first.source)
         heading = first.source.split("\n", 1)[0]
         title = heading[2:].strip() if heading.startswith("# ") else stem
     header = nbformat.v4.new_markdown_cell(page_header(executed, lang, langs, stem))
     header.id, header.metadata = "tpu-site-header", {"tags": ["tpu-site-header"]}
-    if title != stem:  # the title first, then the run's record, then the badge and the intro
+    if title != stem:  # the title first, then the run's record, then the badges and the intro
         rest = first.source.split("\n", 1)[1].lstrip("\n") if "\n" in first.source else ""
         first.source = first.source.split("\n", 1)[0]
         intro = nbformat.v4.new_markdown_cell(rest)
@@ -256,7 +261,8 @@ def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Pag
     name = links.LANGUAGE_NAMES.get(lang, lang)
     rows = [
         f"| {_number(p.stem)} | "
-        f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} |"
+        f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} | "
+        f"{kaggle_badge(tree, lang, p.stem)} |"
         for p in pages
     ]
     toctree = "\n".join(p.stem for p in pages)
@@ -266,8 +272,8 @@ def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Pag
 
 {text(lang, "index_intro", language=name)}
 
-| # | {text(lang, "column_notebook")} | Colab |
-| --- | --- | --- |
+| # | {text(lang, "column_notebook")} | Colab | Kaggle |
+| --- | --- | --- | --- |
 {chr(10).join(rows)}
 
 ```{{toctree}}
@@ -286,7 +292,8 @@ def _inline(markdown: str) -> str:
 
 def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
     """The landing page (markdown with an HTML table): one row per notebook, its pages in every
-    language in one cell and its Colab links in another, so the table stays narrow (1024 px)."""
+    language in one cell and its Colab and Kaggle links in another, so the table stays narrow
+    (1024 px)."""
     names = {lang: html.escape(links.LANGUAGE_NAMES.get(lang, lang)) for lang in langs}
     rows = []
     for index, page in enumerate(pages[SOURCE]):
@@ -295,14 +302,19 @@ def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]
             f'title="{html.escape(pages[lang][index].title)}">{names[lang]}</a>'
             for lang in langs
         )
-        colab = " · ".join(
-            f'<a href="{html.escape(paths.colab_url(tree.localized(lang, page.stem), tree.root))}"'
-            f' hreflang="{lang}" title="{names[lang]}">{lang}</a>'
-            for lang in langs
-        )
-        badge = '<img src="_static/colab-badge.svg" alt="Open In Colab">'
+        opens = []
+        for url_of, image, alt in (
+            (paths.colab_url, "colab-badge.svg", "Open In Colab"),
+            (paths.kaggle_url, "kaggle-badge.svg", "Open In Kaggle"),
+        ):
+            urls = " · ".join(
+                f'<a href="{html.escape(url_of(tree.localized(lang, page.stem), tree.root))}"'
+                f' hreflang="{lang}" title="{names[lang]}">{lang}</a>'
+                for lang in langs
+            )
+            opens.append(f'<img src="_static/{image}" alt="{alt}"><br>{urls}')
         title = f'<a href="{SOURCE}/{page.stem}.html">{_inline(page.title)}</a>'
-        cells = [str(_number(page.stem)), title, read, f"{badge}<br>{colab}"]
+        cells = [str(_number(page.stem)), title, read, "<br>".join(opens)]
         rows.append("<tr><td>" + "</td><td>".join(cells) + "</td></tr>")
     indexes = " · ".join(
         f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{names[lang]}</a>'
@@ -313,13 +325,14 @@ def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]
 Every notebook of the curriculum, in every language, with the outputs of its headless CI run:
 plots, training logs, printed devices. Each page says which parameters, machine and software
 produced its outputs; a translated page shows the English run's outputs (the code is the same)
-with the text from the language's catalog. The badges open a notebook in Colab, to run it on a
-TPU with the full parameters.
+with the text from the language's catalog. The badges open a notebook in Colab or Kaggle, to run
+it on a TPU with the full parameters.
 
 <p class="tpu-language-list">By language: {indexes}</p>
 
 <div class="pst-scrollable-table-container"><table class="table tpu-curriculum">
-<thead><tr><th>#</th><th>notebook</th><th>read it in</th><th>open it in Colab</th></tr></thead>
+<thead><tr><th>#</th><th>notebook</th><th>read it in</th><th>open it in Colab or Kaggle</th>
+</tr></thead>
 <tbody>
 {chr(10).join(rows)}
 </tbody></table></div>
@@ -360,6 +373,19 @@ aria-label="Open in Colab">
 <circle cx="16.5" cy="10" r="4.5" fill="none" stroke="#e8710a" stroke-width="2.4"/>
 <text x="71" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
 text-anchor="middle">Open in Colab</text>
+</svg>
+"""
+# A local "Open in Kaggle" badge, for the same reason.
+KAGGLE_BADGE_SVG = """\
+<svg xmlns="http://www.w3.org/2000/svg" width="124" height="20" role="img" \
+aria-label="Open in Kaggle">
+<title>Open in Kaggle</title>
+<rect width="124" height="20" rx="3" fill="#555"/>
+<rect width="26" height="20" rx="3" fill="#20beff"/>
+<text x="13" y="15" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="14" \
+font-weight="bold" text-anchor="middle">k</text>
+<text x="75" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
+text-anchor="middle">Open in Kaggle</text>
 </svg>
 """
 

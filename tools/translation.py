@@ -1,10 +1,11 @@
 """The translatable messages of the English notebooks, and the notebooks translated from them.
 
 `messages` finds the blocks of an English notebook's markdown cells that translators see (the
-Colab badge, fenced code and blocks without words are left out); `translation_problems` says what
-a translation breaks (code spans, link targets, HTML tags, markdown structure: `tools.markdown`);
-`translate_markdown` puts the usable translations of a catalog (`tools.catalogs`) into a notebook,
-and `build_notebook` writes a localized notebook with it. `l10n` is the command line.
+Colab and Kaggle badges, fenced code and blocks without words are left out);
+`translation_problems` says what a translation breaks (code spans, link targets, HTML tags,
+markdown structure: `tools.markdown`); `translate_markdown` puts the usable translations of a
+catalog (`tools.catalogs`) into a notebook, and `build_notebook` writes a localized notebook with
+it. `l10n` is the command line.
 """
 
 from __future__ import annotations
@@ -28,10 +29,17 @@ LETTER_RE = re.compile(r"[^\W\d_]")
 # ----------------------------------------------------------------------------- messages
 
 
+def is_badges(block: str) -> bool:
+    """True for a block of badges only: the Colab badge, the Kaggle badge or both."""
+    rest = nbcheck.KAGGLE_BADGE_RE.sub("", nbcheck.BADGE_RE.sub("", block))
+    return rest.strip() == "" and rest != block
+
+
 def translatable(block: str) -> bool:
-    """True unless the block is the Colab badge (regenerated per language), a fenced code block
-    (code is the same in every language, in markdown as in code cells) or has no words."""
-    if nbcheck.BADGE_RE.fullmatch(block.strip()) or markdown.kind(block) == "fence":
+    """True unless the block is the badges (regenerated per language: `is_badges`), a fenced
+    code block (code is the same in every language, in markdown as in code cells) or has no
+    words."""
+    if is_badges(block) or markdown.kind(block) == "fence":
         return False
     return bool(LETTER_RE.search(block))
 
@@ -114,9 +122,10 @@ def translate_markdown(
     """Replaces the translatable blocks of `nb`'s markdown cells with their usable translations.
 
     Only markdown cells change, in place: code cells, their outputs and all metadata stay as they
-    are. Blocks without a usable translation (`usable_translations`), the Colab badge and fenced
-    code stay English. The localized notebooks (`build_notebook`) and the site's pages
-    (`tools.site`, on executed copies) are translated by this one function.
+    are. Blocks without a usable translation (`usable_translations`), the badges and fenced code
+    stay English (`nbcheck.normalize` then points the badges at the localized file). The
+    localized notebooks (`build_notebook`) and the site's pages (`tools.site`, on executed
+    copies) are translated by this one function.
 
     Args:
         nb: An English notebook (as written, or an executed copy).
