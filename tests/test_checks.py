@@ -137,13 +137,17 @@ def test_for_hardware_keeps_what_the_reader_set(kind, capsys):
 
 
 def test_for_hardware_refuses_an_unknown_kind():
-    with pytest.raises(ValueError, match="Unknown hardware kind 'QUANTUM': choose one of TPU, GPU, CPU"):
+    with pytest.raises(
+        ValueError, match="Unknown hardware kind 'QUANTUM': choose one of TPU, GPU, CPU"
+    ):
         checks.for_hardware(None, "FILTERS", "quantum", accelerator=256, cpu=8)
 
 
 def test_divides_names_the_parameter_the_hardware_and_the_nearest_values():
     assert checks.divides(256, "GLOBAL_BATCH_SIZE", 8, "8 replicas") == 256
-    message = "GLOBAL_BATCH_SIZE=255 does not divide over 2 replicas on the CPU: use a multiple of 2"
+    message = (
+        "GLOBAL_BATCH_SIZE=255 does not divide over 2 replicas on the CPU: use a multiple of 2"
+    )
     with pytest.raises(ValueError, match=f"^{message}, e.g. 254 or 256.$"):
         checks.divides(255, "GLOBAL_BATCH_SIZE", 2, "2 replicas on the CPU")
     with pytest.raises(ValueError, match=r"e\.g\. 8\.$"):

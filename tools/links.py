@@ -6,8 +6,8 @@ Checks, for a checkout of the repository:
 - every notebook in every language folder has, in its title cell, the "Open in Colab" and the
   "Open in Kaggle" badges to its own path (`paths.colab_url`, `paths.kaggle_url`);
 - every relative link in the notebooks' markdown, in README.md, CONTRIBUTING.md,
-  stacks/README.md, the language indexes and the translation glossaries resolves to an existing file, and so does every Colab,
-  Kaggle or GitHub URL that points into this repository;
+  stacks/README.md, the language indexes and the translation glossaries resolves to an existing
+  file, and so does every Colab, Kaggle or GitHub URL that points into this repository;
 - README.md holds, between the markers `<!-- notebooks:start -->` and `<!-- notebooks:end -->`,
   exactly `readme_table()`: one row per English notebook (number, title, what it teaches, its
   Colab and Kaggle badges), then a line linking each language's index. The "what it teaches"

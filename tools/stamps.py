@@ -97,8 +97,11 @@ def content(path: Path) -> bytes:
         return data
     try:
         cells = json.loads(data)["cells"]
-        code = [(c["source"], c.get("metadata", {}).get("tags", [])) for c in cells]
-        code = [item for item, c in zip(code, cells) if c["cell_type"] == "code"]
+        code = [
+            (c["source"], c.get("metadata", {}).get("tags", []))
+            for c in cells
+            if c["cell_type"] == "code"
+        ]
     except (ValueError, KeyError, TypeError):
         return data
     return json.dumps(code, sort_keys=True).encode()
