@@ -95,6 +95,15 @@ def parameter_defaults(notebook: Path) -> dict:
     return {name: literal(value) for name, value in found}
 
 
+def cpu_default(notebook: Path, name: str) -> float:
+    """The CPU value a notebook's sizes cell gives parameter `name` (`for_hardware(..., cpu=X)`)."""
+    pattern = rf"{name} = for_hardware\(\s*{name}, \"{name}\", kind, accelerator=[^,]+, cpu=([^)\s]+)"
+    for cell in nbcheck.read(notebook).cells:
+        if found := re.search(pattern, cell.source):
+            return float(found[1])
+    raise MarginsError(f"{notebook}: {name} is None and no for_hardware(...) call gives its CPU value")
+
+
 def accuracies(executed: Path) -> dict[str, float]:
     """Every `label: NN.NN%` accuracy line a notebook printed, as {label: fraction}."""
     values = {}
@@ -145,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(error))
     parameters = notebooks.ci_parameters(args.notebook) | settings
     minimum = parameters.get("MIN_TEST_ACCURACY", defaults["MIN_TEST_ACCURACY"])
+    if minimum is None:  # sized for the hardware found: this tool runs on the CPU
+        minimum = cpu_default(args.notebook, "MIN_TEST_ACCURACY")
     print(f"{args.notebook.name} with {parameters}", flush=True)
     runs = {}
     for seed in seeds:
