@@ -1,8 +1,8 @@
 """The PO catalogs of the translations, and the tree that holds them (`l10n` is the command line).
 
 A catalog is `notebooks/<lang>/po/<notebook>.po`: one message per translatable block of the English
-notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses
-(`read_catalog`), writes them in one canonical form (`serialize`), starts them for a language
+notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses, and
+the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`), writes them in one canonical form (`serialize`), starts them for a language
 (`validate_language`, `new_catalog`) and merges the messages of the English notebook into them,
 like msgmerge (`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
 """

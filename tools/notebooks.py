@@ -12,6 +12,10 @@ default CPU stack, so other stacks, which print other versions, run without them
 executes each copy once and compares those cells, masking what `tests/reference_sanitize.cfg`
 names. `refs` executes the English notebooks and stores those cells' outputs there. The notebooks
 themselves carry no outputs: what a reader sees comes from a run with the reader's own parameters.
+
+Each command writes only into an `--out` folder it made and marked (tools/outputs.py), never into
+one that holds a notebook it reads; `prepare` reads every reference file before it clears its
+folder, so that a damaged one (named) leaves last time's copies in place.
 """
 
 from __future__ import annotations

@@ -8,7 +8,9 @@
 
 `stacks/runtimes/runtimes.toml` names the runtimes and the rules; `refresh` reads the package
 lists from git checkouts (bare or not) of googlecolab/backend-info and Kaggle/docker-python and
-writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python.
+writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python: all
+lists or none, each checked first (`check_list`: an HTML page is no package list). runtimes.toml
+is checked against a schema where it is read (`check_settings`).
 `nox -s runtime-<name>` runs `install` then `run` in a virtual environment of that Python. `run`
 executes each notebook of the runtime's stacks with its CI parameters (and the runtime's own,
 such as one device on a v5e-1). Cell 1 runs as committed: it reads `stacks/install.py` from a
