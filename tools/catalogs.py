@@ -2,9 +2,10 @@
 
 A catalog is `notebooks/<lang>/po/<notebook>.po`: one message per translatable block of the English
 notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses, and
-the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`), writes them in one canonical form (`serialize`), starts them for a language
-(`validate_language`, `new_catalog`) and merges the messages of the English notebook into them,
-like msgmerge (`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
+the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`), writes them in
+one canonical form (`serialize`), starts them for a language (`validate_language`,
+`new_catalog`) and merges the messages of the English notebook into them, like msgmerge
+(`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
 """
 
 from __future__ import annotations
