@@ -331,3 +331,17 @@ def test_the_release_copy_holds_what_cell_1_installs_and_replaces_only_its_own(t
     with pytest.raises(outputs.NotOwnedError, match="was not made by tools.runtimes"):
         runtimes.release_copy(tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+@pytest.mark.parametrize("command", ["install", "run"])
+def test_install_and_run_write_only_into_a_folder_they_made(tmp_path, capsys, command):
+    # Before: `--out` took any folder: the executed copies, constraints.txt and report.json went
+    # over the files there.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.json").write_text("keep me")
+    assert runtimes.main([command, "colab-cpu", "--out", str(mine)]) == 2
+    assert f"error: {mine} was not made by tools.runtimes" in capsys.readouterr().err
+    assert (mine / "report.json").read_text() == "keep me"
+    assert runtimes.main([command, "colab-cpu", "--out", str(ROOT / "notebooks")]) == 2
+    assert "holds the input" in capsys.readouterr().err

@@ -623,6 +623,11 @@ def _command(args: argparse.Namespace) -> int:
             print(f"skipped: {line.split()[0]}: {reason}")
         return 0
     out = args.out or ROOT / "build" / "runtimes" / runtime.name
+    from tools import outputs
+
+    # Its constraints, executed copies, report and release copy go only into a folder it made.
+    outputs.refuse_inputs(out, [path for path, _ in notebooks_of(runtime)[0]])
+    outputs.claim(out, "tools.runtimes")
     if args.command == "install":
         install(runtime, out)
         return 0
