@@ -174,7 +174,8 @@ def test_a_corrupted_reference_is_named_and_nothing_is_prepared(
     (tmp_path / "refs").mkdir()
     good = _notebook(tmp_path / "nbs" / "en" / "good.ipynb", _reference("print(1)"))
     bad = _notebook(tmp_path / "nbs" / "en" / "bad.ipynb", _reference("print(1)"))
-    (tmp_path / "refs" / "good.json").write_text("{}")
+    stream = {"name": "stdout", "output_type": "stream", "text": "1\n"}
+    (tmp_path / "refs" / "good.json").write_text(json.dumps({"cell-001": [stream]}))
     (tmp_path / "refs" / "bad.json").write_bytes(text.encode("latin-1"))
     out = tmp_path / "nbval"
     with pytest.raises(SystemExit) as stop:

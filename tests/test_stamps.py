@@ -176,3 +176,15 @@ def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatc
     monkeypatch.undo()
     assert stamp.read_text() == before and stamps.is_fresh("tpu_stack", clone)
     assert not [p for p in stamp.parent.iterdir() if p.name.startswith(".tpu_stack.")]
+
+
+def test_a_runtimes_file_of_the_wrong_shape_is_named_not_a_key_error(tmp_path, capsys):
+    # Before: a [[runtime]] without its name was a raw KeyError from `tools.stamps status`.
+    from tools import runtimes
+
+    config = tmp_path / "stacks" / "runtimes" / "runtimes.toml"
+    config.parent.mkdir(parents=True)
+    text = (ROOT / "stacks/runtimes/runtimes.toml").read_text(encoding="utf-8")
+    config.write_text(text.replace('name = "colab-cpu"\n', "", 1), encoding="utf-8")
+    with pytest.raises(runtimes.RuntimeListError, match=r"runtimes.toml: .* has no key 'name'"):
+        stamps.sessions(tmp_path)

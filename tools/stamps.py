@@ -25,7 +25,6 @@ import os
 import re
 import sys
 import tempfile
-import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +71,9 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
             root / "stacks/pytorch_xla.passed",
         ),
     }
-    config = tomllib.loads((root / "stacks/runtimes/runtimes.toml").read_text(encoding="utf-8"))
+    from tools import runtimes  # standard library only too; it checks the file's schema
+
+    config = runtimes.settings(root / "stacks/runtimes/runtimes.toml")
     for entry in config["runtime"]:
         if entry.get("session", True):
             name = entry["name"]
@@ -187,6 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["status", "digest"])
     parser.add_argument("name", nargs="?", help="digest: a stamped session")
     args = parser.parse_args(argv)
+    from tools import runtimes
+
+    try:
+        return _command(parser, args)
+    except runtimes.RuntimeListError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "digest":
         if not args.name:
             parser.error("digest needs a session name: see `python -m tools.stamps status`")
