@@ -39,7 +39,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
             "--repeats",
             "2",
             "--out",
-            str(tmp_path),
+            str(tmp_path / "bench"),  # a folder it makes and marks
         ],
         capture_output=True,
         text=True,
@@ -48,7 +48,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
     assert "multi-step loop, 2 steps per call" in completed.stdout
-    figures = json.loads((tmp_path / "bench_f4_b16_r2.json").read_text())
+    figures = json.loads((tmp_path / "bench" / "bench_f4_b16_r2.json").read_text())
     assert figures["settings"]["replicas"] == 2
     assert [row["style"] for row in figures["results"]] == [
         "fit, steps_per_execution=1",
@@ -60,7 +60,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
         assert row["examples_per_second"] > 0 and 0 < row["model_flops_utilization"] < 1
         runs = row["runs_examples_per_second"]
         assert len(runs) == 2 and min(runs) <= row["examples_per_second"] <= max(runs)
-    assert (tmp_path / "bench_f4_b16_r2.png").stat().st_size > 1000
+    assert (tmp_path / "bench" / "bench_f4_b16_r2.png").stat().st_size > 1000
 
 
 def test_spread_is_relative_to_the_median():
@@ -93,3 +93,28 @@ def test_an_output_path_that_is_a_file_is_refused_before_measuring(tmp_path, cap
     assert exit_info.value.code == 2
     assert f"--out {target} is not a writable folder" in capsys.readouterr().err
     assert target.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("value", ["-1", "4294967296", "1.5", "x"])
+def test_a_seed_numpy_refuses_is_refused_by_the_command_line(value, tmp_path, capsys):
+    # Before: `--seed -1` measured nothing and failed inside numpy.
+    from tools import bench
+
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--seed", value, "--out", str(tmp_path / "out")])
+    assert exit_info.value.code == 2
+    assert "write an integer from 0 to 4294967295" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_output_folder_the_bench_did_not_make_is_refused_before_measuring(tmp_path, capsys):
+    from tools import bench
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "bench_f32_b200_r1.json").write_text("keep me")
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--out", str(mine), "--steps", "1"])
+    assert exit_info.value.code == 2
+    assert f"{mine} was not made by tools.bench" in capsys.readouterr().err
+    assert (mine / "bench_f32_b200_r1.json").read_text() == "keep me"

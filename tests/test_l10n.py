@@ -597,3 +597,53 @@ def test_a_po_file_that_is_not_utf8_or_a_folder_names_the_file(tree: l10n.Tree) 
     path.mkdir()
     with pytest.raises(l10n.L10nError, match=r"^notebooks/de/po/02_beta.po: cannot be read \(Is a"):
         l10n.read_catalog(path, tree)
+
+
+@pytest.mark.parametrize("command", ["build", "check", "extract", "report"])
+def test_a_root_without_notebooks_says_so_and_fails(tmp_path: Path, capsys, command) -> None:
+    # Before: `l10n build` on an empty root printed "localized notebooks up to date", exit 0.
+    assert l10n.main([command, "--root", str(tmp_path)]) == 1
+    assert "error: no English notebooks in" in capsys.readouterr().err
+    with pytest.raises(l10n.L10nError, match="no English notebooks"):
+        l10n.build(l10n.Tree(tmp_path))
+
+
+def test_build_without_any_language_says_so(tree: l10n.Tree) -> None:
+    for lang in ("de", "it"):
+        for path in (tree.notebooks / lang / "po").iterdir():
+            path.unlink()
+        (tree.notebooks / lang / "po").rmdir()
+    with pytest.raises(l10n.L10nError, match="no language has catalogs.*extract --add LANG"):
+        l10n.build(tree)
+
+
+@pytest.mark.parametrize("escape", ["\\033[1m", "\\a", "\\x1b", "\\101"])
+def test_an_escape_the_build_would_not_decode_is_refused_with_its_line(
+    tree: l10n.Tree, escape: str
+) -> None:
+    # Before: `\033` and `\a` passed `l10n check` (msgfmt accepts them) and the built notebook
+    # showed a backslash and digits, since polib leaves them as they are.
+    path = tree.catalog("de", "02_beta")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    number = next(i for i, line in enumerate(lines) if line.startswith('msgstr ""') and i > 5)
+    lines[number] = f'msgstr "Bet {escape} fett"'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(
+        l10n.L10nError, match=rf"^notebooks/de/po/02_beta.po:{number + 1}: the escape"
+    ):
+        l10n.read_catalog(path, tree)
+    assert l10n.main(["check", "--root", str(tree.root)]) == 1
+    lines[number] = 'msgstr "Bet \\\\033 \\t \\n fett"'  # an escaped backslash: the text \033
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts = [entry.msgstr for entry in l10n.read_catalog(path, tree)]
+    assert "Bet \\033 \t \n fett" in texts  # read, and decoded as gettext would
+
+
+def test_a_glossary_that_is_not_utf8_is_named(tree: l10n.Tree) -> None:
+    # Before: a raw UnicodeDecodeError from `l10n check` and `l10n build`.
+    (tree.notebooks / "de" / "po" / "GLOSSARY.md").write_bytes(b"| caf\xe9 | x | y |\n")
+    found = l10n.check(tree, ["de"], with_links=False)
+    assert any(
+        line.startswith("notebooks/de/po/GLOSSARY.md: not UTF-8 text (byte 5") for line in found
+    ), found
+    assert any("GLOSSARY.md: not UTF-8" in line for line in l10n.build(tree, ["de"]))

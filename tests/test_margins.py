@@ -114,3 +114,42 @@ def test_each_seed_runs_in_a_real_kernel_with_the_check_switched_off(tmp_path, c
     assert "lowest 96.00%, mean 97.00%, highest 98.00%" in printed
     assert "margin over 97%: -1.00 points" in printed
     assert (out / "seed-1" / "xx" / "stand_in.ipynb").exists()
+
+
+def _stand_in(path, parameters=True):
+    cell = nbformat.v4.new_code_cell("SEED = 42\nMIN_TEST_ACCURACY = 0.97")
+    if parameters:
+        cell.metadata["tags"] = ["parameters"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    return path
+
+
+def test_a_notebook_without_a_parameters_cell_is_named(tmp_path, capsys):
+    # Before: a bare StopIteration from `next(...)`.
+    notebook = _stand_in(tmp_path / "xx" / "plain.ipynb", parameters=False)
+    with pytest.raises(margins.MarginsError, match="plain.ipynb: no code cell is tagged"):
+        margins.parameter_defaults(notebook)
+    with pytest.raises(SystemExit) as stop:
+        margins.main([str(notebook), "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2 and "tagged `parameters`" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["user", "input"])
+def test_an_output_folder_it_did_not_make_or_that_holds_the_input_is_refused(
+    tmp_path, capsys, where
+):
+    # Before: the executed copies went into any folder, over the files there.
+    notebook = _stand_in(tmp_path / "xx" / "stand_in.ipynb")
+    if where == "user":
+        out = tmp_path / "mine"
+        (out / "seed-1" / "xx").mkdir(parents=True)
+        (out / "seed-1" / "xx" / "stand_in.ipynb").write_text("keep me")
+        message = "was not made by tools.margins"
+    else:
+        out, message = tmp_path, "holds the input"
+    with pytest.raises(SystemExit) as stop:
+        margins.main([str(notebook), "--seeds", "1", "--out", str(out)])
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+    if where == "user":
+        assert (out / "seed-1" / "xx" / "stand_in.ipynb").read_text() == "keep me"

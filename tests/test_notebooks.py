@@ -106,6 +106,87 @@ def test_prepare_replaces_only_its_own_folder(tmp_path, capsys):
     assert (mine / "en" / "notes.txt").read_text() == "keep me"
 
 
+def _fake_execute(notebook, output_dir, parameters=None, timeout=900):
+    """Stands in for papermill: writes the copy where `execute` would (no kernel)."""
+    output = Path(output_dir) / notebook.parent.name / notebook.name
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("executed")
+    return output
+
+
+def test_run_refuses_an_output_that_is_its_input(tmp_path, monkeypatch, capsys):
+    # Before: `run nbs/en/x.ipynb --out nbs` replaced the notebook with its executed copy, exit 0.
+    monkeypatch.setattr(notebooks, "execute", _fake_execute)
+    source = _notebook(tmp_path / "nbs" / "en" / "probe.ipynb", _reference("print(1)"))
+    before = source.read_text()
+    with pytest.raises(SystemExit) as stop:
+        notebooks.main(["run", str(source), "--out", str(tmp_path / "nbs")])
+    assert stop.value.code == 2
+    assert f"--out {tmp_path / 'nbs'} holds the input {source}" in capsys.readouterr().err
+    assert source.read_text() == before
+    assert not (tmp_path / "nbs" / ".written-by").exists()
+
+
+def test_run_refuses_a_folder_it_did_not_make_and_writes_into_its_own(
+    tmp_path, monkeypatch, capsys
+):
+    # Before: a reader's own build/x/en/probe.ipynb was replaced without a word.
+    monkeypatch.setattr(notebooks, "execute", _fake_execute)
+    source = _notebook(tmp_path / "nbs" / "en" / "probe.ipynb", _reference("print(1)"))
+    theirs = tmp_path / "theirs" / "en" / "probe.ipynb"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_text("a reader's notebook")
+    with pytest.raises(SystemExit):
+        notebooks.main(["run", str(source), "--out", str(tmp_path / "theirs")])
+    assert "was not made by tools.notebooks run" in capsys.readouterr().err
+    assert theirs.read_text() == "a reader's notebook"
+    out = tmp_path / "mine"
+    for _ in range(2):  # its own folder, made on the first run, is written again
+        assert notebooks.main(["run", str(source), "--out", str(out)]) == 0
+    assert (out / "en" / "probe.ipynb").read_text() == "executed"
+    assert (out / ".written-by").read_text().strip() == "tools.notebooks run"
+
+
+def test_execute_refuses_to_write_over_the_notebook_itself(tmp_path):
+    source = _notebook(tmp_path / "en" / "probe.ipynb", _reference("print(1)"))
+    before = source.read_text()
+    with pytest.raises(notebooks.NotebookFailed, match="over the notebook itself"):
+        notebooks.execute(source, tmp_path)
+    assert source.read_text() == before
+
+
+def test_prepare_refuses_an_empty_folder_it_did_not_make(tmp_path, capsys):
+    # Before: it adopted the empty folder, and the next run deleted what was put there since.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SystemExit):
+        notebooks.main(["prepare", "notebooks/en/01_tpu_initialization.ipynb", "--out", str(empty)])
+    assert f"{empty} was not made by tools.notebooks prepare" in capsys.readouterr().err
+    assert empty.is_dir() and not any(empty.iterdir())
+
+
+@pytest.mark.parametrize("text", ['{"cell-001": [', "<html>404</html>", '["a"]', "\xff\xfe"])
+def test_a_corrupted_reference_is_named_and_nothing_is_prepared(
+    tmp_path, monkeypatch, capsys, text
+):
+    # Before: a raw JSONDecodeError, and the notebooks after it were not prepared.
+    monkeypatch.setattr(notebooks, "REFERENCES", tmp_path / "refs")
+    (tmp_path / "refs").mkdir()
+    good = _notebook(tmp_path / "nbs" / "en" / "good.ipynb", _reference("print(1)"))
+    bad = _notebook(tmp_path / "nbs" / "en" / "bad.ipynb", _reference("print(1)"))
+    stream = {"name": "stdout", "output_type": "stream", "text": "1\n"}
+    (tmp_path / "refs" / "good.json").write_text(json.dumps({"cell-001": [stream]}))
+    (tmp_path / "refs" / "bad.json").write_bytes(text.encode("latin-1"))
+    out = tmp_path / "nbval"
+    with pytest.raises(SystemExit) as stop:
+        notebooks.main(["prepare", str(good), str(bad), "--out", str(out)])
+    assert stop.value.code == 2
+    assert "bad.json" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(notebooks.NotebookFailed, match=r"bad\.json.*nox -s refs"):
+        notebooks.prepare(bad, out)
+
+
 def test_notebooks_of_another_stack_stay_out_of_the_default_runs() -> None:
     # Notebook 15's kernel needs torch (`nox -s pytorch_xla`); this environment has none.
     own = {p for p in paths.all_notebooks() if paths.stack(p) == "pytorch"}

@@ -20,15 +20,32 @@ def mine(folder: Path) -> Path:
     return folder
 
 
-def test_claim_marks_a_new_or_empty_folder_and_clear_deletes_only_that(tmp_path: Path) -> None:
+def test_claim_marks_a_new_folder_and_clear_deletes_only_that(tmp_path: Path) -> None:
     made = outputs.claim(tmp_path / "new" / "out", "tools.x")
     assert outputs.owner(made) == "tools.x"
     (made / "page.html").write_text("x")
+    assert outputs.claim(made, "tools.x") == made  # its own folder, again
     outputs.clear(made, "tools.x")
     assert not made.exists()
-    (tmp_path / "empty").mkdir()
-    assert outputs.owner(outputs.claim(tmp_path / "empty", "tools.x")) == "tools.x"
     outputs.clear(tmp_path / "absent", "tools.x")  # nothing to do
+
+
+def test_an_empty_folder_the_tool_did_not_make_is_refused(tmp_path: Path) -> None:
+    # Before: claimed; the next `clear` deleted it with whatever a user had put there since.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for action in (outputs.clear, outputs.claim):
+        with pytest.raises(outputs.NotOwnedError, match="is empty, but made by someone else"):
+            action(empty, "tools.x")
+    assert empty.is_dir() and not any(empty.iterdir())
+
+
+def test_an_output_folder_that_holds_an_input_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "nbs" / "en" / "x.ipynb"
+    outputs.refuse_inputs(tmp_path / "out", [source])  # elsewhere: fine
+    for folder in (tmp_path / "nbs", tmp_path, tmp_path / "nbs" / "en"):
+        with pytest.raises(outputs.NotOwnedError, match="holds the input .*x.ipynb"):
+            outputs.refuse_inputs(folder, [source])
 
 
 @pytest.mark.parametrize("marked_by", [None, "tools.other"])

@@ -182,6 +182,80 @@ def test_refresh_writes_each_list_from_its_commit_with_its_source(tmp_path):
     assert not list(config.parent.glob("*.tmp"))
 
 
+@pytest.mark.parametrize(
+    ("page", "line"),
+    [
+        ("<!DOCTYPE html>\n<html><title>404 Not Found</title></html>\n", "line 1"),
+        ("404: Not Found", "line 1"),
+        ("# only comments\n", "no package lines"),
+        ("numpy==2.1.0\nthis is not a requirement\n", "line 2"),
+    ],
+)
+def test_refresh_refuses_a_page_that_is_not_a_package_list_and_writes_no_list(tmp_path, page, line):
+    # Before: an HTML "404" page became a list of three "packages", after three lists had
+    # been rewritten; `runtimes plan` then exited 0 with nothing of the runtime to install.
+    make_colab_repo(tmp_path / "colab")
+    make_kaggle_repo(tmp_path / "kaggle")
+    kaggle = tmp_path / "kaggle"
+    (kaggle / "tpu/requirements.in").write_text(page)
+    git(kaggle, "commit", "-q", "-am", "a page")
+    config = tmp_path / "lists" / "runtimes.toml"
+    config.parent.mkdir()
+    config.write_text(runtimes.CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    before = {"colab-cpu.txt": "# kept\nnumpy==1.0\n"}
+    (config.parent / "colab-cpu.txt").write_text(before["colab-cpu.txt"])
+    repos = {"googlecolab/backend-info": tmp_path / "colab", "Kaggle/docker-python": kaggle}
+    with pytest.raises(runtimes.RuntimeListError) as error:
+        runtimes.refresh(repos, config)
+    message = str(error.value)
+    assert "tpu/requirements.in" in message and "(kaggle-tpu)" in message and line in message
+    assert "No list was written" in message
+    assert sorted(p.name for p in config.parent.iterdir()) == ["colab-cpu.txt", "runtimes.toml"]
+    assert (config.parent / "colab-cpu.txt").read_text() == before["colab-cpu.txt"]
+
+
+def test_a_list_that_is_not_a_package_list_is_named_where_it_is_read(tmp_path):
+    config = tmp_path / "runtimes.toml"
+    config.write_text(runtimes.CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "colab-cpu.txt").write_text("# python: 3.13\n<html>\n<body>404</body>\n")
+    with pytest.raises(runtimes.RuntimeListError, match=r"colab-cpu.txt, line 2: '<html>'"):
+        runtimes.load("colab-cpu", config)
+    for runtime in runtimes.load():  # the committed lists are package lists
+        assert runtime.lines
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.replace('stacks = ["tensorflow", "jax"]', 'stacks = "tensorflow"', 1),
+            r"number 1 \(colab-cpu\): stacks must be a list of strings, not 'tensorflow'",
+        ),
+        (
+            lambda t: t.replace('name = "colab-cpu"\n', "", 1),
+            r"\[\[runtime\]\] number 1 has no key 'name'",
+        ),
+        (lambda t: t.replace("[skip]", "[skipped]"), "unknown key 'skipped'|no \\[skip\\] table"),
+        (lambda t: t.replace("[[runtime]]", "[[runtimes]]"), r"no \[\[runtime\]\] tables"),
+        (lambda t: t.replace('hardware = "cpu"', 'hardware = "CPU"', 1), "hardware 'CPU': use one"),
+        (
+            lambda t: t.replace('stacks = ["tensorflow", "jax"]', 'stacks = ["tensorflw"]', 1),
+            "stacks names 'tensorflw'",
+        ),
+        (lambda t: t.replace("runner = [", "runner = 3\nx = [", 1), "runner must be a list"),
+        (lambda t: t.replace("session = false", 'session = "no"', 1), "session must be true or"),
+    ],
+)
+def test_a_settings_file_of_the_wrong_shape_names_the_file_and_key(tmp_path, edit, message):
+    # Before: a string where a list belongs ran no notebook, without an error; a missing key or
+    # table was a raw KeyError.
+    config = tmp_path / "runtimes.toml"
+    config.write_text(edit(runtimes.CONFIG.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(runtimes.RuntimeListError, match=message) as error:
+        runtimes.load(config=config)
+    assert str(error.value).startswith(f"{config}: ")
+
+
 def test_refresh_names_a_checkout_that_is_not_one(tmp_path):
     config = tmp_path / "runtimes.toml"
     config.write_text(runtimes.CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
@@ -257,3 +331,17 @@ def test_the_release_copy_holds_what_cell_1_installs_and_replaces_only_its_own(t
     with pytest.raises(outputs.NotOwnedError, match="was not made by tools.runtimes"):
         runtimes.release_copy(tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+@pytest.mark.parametrize("command", ["install", "run"])
+def test_install_and_run_write_only_into_a_folder_they_made(tmp_path, capsys, command):
+    # Before: `--out` took any folder: the executed copies, constraints.txt and report.json went
+    # over the files there.
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.json").write_text("keep me")
+    assert runtimes.main([command, "colab-cpu", "--out", str(mine)]) == 2
+    assert f"error: {mine} was not made by tools.runtimes" in capsys.readouterr().err
+    assert (mine / "report.json").read_text() == "keep me"
+    assert runtimes.main([command, "colab-cpu", "--out", str(ROOT / "notebooks")]) == 2
+    assert "holds the input" in capsys.readouterr().err

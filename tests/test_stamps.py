@@ -133,3 +133,58 @@ def test_inputs_edited_while_a_session_ran_are_not_stamped(clone):
         assert stamp.read_text() == recorded
     finally:
         (clone / "tools/stamps.py").write_bytes(before)
+
+
+@pytest.mark.parametrize(
+    "damaged",
+    [
+        b"",  # emptied
+        b"ce6128ed294dc481ed271d15e14",  # truncated in the digest
+        None,  # the right digest, cut before its summary and newline
+        b"\xff\xfe not UTF-8",
+        b"<html>404</html>\n",
+    ],
+)
+def test_a_damaged_stamp_is_named_and_counts_as_stale(clone, capsys, damaged):
+    # Before: an empty file raised IndexError, bytes that are not UTF-8 UnicodeDecodeError.
+    stamp_all(clone)
+    stamp = stamps.sessions(clone)["tpu_stack"][1]
+    before = stamp.read_bytes()
+    stamp.write_bytes(before.split(b" ")[0] if damaged is None else damaged)
+    try:
+        assert not stamps.is_fresh("tpu_stack", clone)
+        assert f"warning: {stamp} " in capsys.readouterr().err
+    finally:
+        stamp.write_bytes(before)
+
+
+def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatch):
+    # Before: the stamp was truncated, then written in place: a failure half-way (a full disk)
+    # or a second writer left a part of a stamp.
+    stamp_all(clone)
+    stamp = stamps.sessions(clone)["tpu_stack"][1]
+    before = stamp.read_text()
+    write_text = Path.write_text
+
+    def full_disk(self, text, *args, **kwargs):
+        write_text(self, text[:20], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        stamps.write("tpu_stack", "again", stamps.current("tpu_stack", clone), clone)
+    monkeypatch.undo()
+    assert stamp.read_text() == before and stamps.is_fresh("tpu_stack", clone)
+    assert not [p for p in stamp.parent.iterdir() if p.name.startswith(".tpu_stack.")]
+
+
+def test_a_runtimes_file_of_the_wrong_shape_is_named_not_a_key_error(tmp_path, capsys):
+    # Before: a [[runtime]] without its name was a raw KeyError from `tools.stamps status`.
+    from tools import runtimes
+
+    config = tmp_path / "stacks" / "runtimes" / "runtimes.toml"
+    config.parent.mkdir(parents=True)
+    text = (ROOT / "stacks/runtimes/runtimes.toml").read_text(encoding="utf-8")
+    config.write_text(text.replace('name = "colab-cpu"\n', "", 1), encoding="utf-8")
+    with pytest.raises(runtimes.RuntimeListError, match=r"runtimes.toml: .* has no key 'name'"):
+        stamps.sessions(tmp_path)

@@ -16,8 +16,9 @@ Each figure is the median of `--repeats` runs, taken in turns (style A, B, C, D,
 the spread (lowest to highest run, relative to the median). On a shared or small machine single
 runs differ by 5-10%: compare medians, and repeat more for a finer comparison.
 
-Prints a table, writes `bench.json` and `bench.png` into `--out`. It is a benchmark that prints
-figures, not a test: nothing here asserts a speed.
+Prints a table, writes `bench_f<filters>_b<batch>_r<replicas>.json` and `.png` into `--out`, a
+folder this tool makes and marks (tools/outputs.py), or one it made before: it refuses any other.
+It is a benchmark that prints figures, not a test: nothing here asserts a speed.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tools import outputs
 from tpuhelpers import checks, hardware, training
+
+TOOL = "tools.bench"  # the mark on --out: it writes only into its own folder
 
 
 def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:
@@ -396,6 +400,19 @@ def chart(figures: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def seed(text: str) -> int:
+    """argparse type of --seed: an integer numpy accepts as a seed (0 to 2**32 - 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 2**32 - 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a seed: write an integer from 0 to 4294967295 (2**32 - 1)"
+        )
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -404,15 +421,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replicas", type=int, default=1, help="CPU replicas (no TPU/GPU)")
     parser.add_argument("--steps", type=int, default=60, help="timed steps per style")
     parser.add_argument("--steps-per-execution", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0, help="0 to 2**32 - 1 (numpy's seeds)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per style; medians count")
     parser.add_argument("--style", action="append", help="run only these styles")
     parser.add_argument("--out", type=Path, default=Path("build/bench"))
     args = parser.parse_args(argv)
     try:  # before minutes of measuring, not after
-        args.out.mkdir(parents=True, exist_ok=True)
+        if args.out.exists() and not args.out.is_dir():
+            raise NotADirectoryError("it is a file")
+        outputs.claim(args.out, TOOL)
         (args.out / ".bench-write-test").touch()
         (args.out / ".bench-write-test").unlink()
+    except outputs.NotOwnedError as error:
+        parser.error(str(error))
     except OSError as error:
         parser.error(f"--out {args.out} is not a writable folder ({error}): name a folder.")
     from tpuhelpers import quiet_tensorflow

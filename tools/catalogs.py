@@ -1,10 +1,11 @@
 """The PO catalogs of the translations, and the tree that holds them (`l10n` is the command line).
 
 A catalog is `notebooks/<lang>/po/<notebook>.po`: one message per translatable block of the English
-notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses
-(`read_catalog`), writes them in one canonical form (`serialize`), starts them for a language
-(`validate_language`, `new_catalog`) and merges the messages of the English notebook into them,
-like msgmerge (`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
+notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses, and
+the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`), writes them in
+one canonical form (`serialize`), starts them for a language (`validate_language`,
+`new_catalog`) and merges the messages of the English notebook into them, like msgmerge
+(`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
 """
 
 from __future__ import annotations
@@ -176,8 +177,16 @@ def read_catalog(path: Path, tree: Tree) -> polib.POFile:
         catalog = polib.pofile(
             str(path), wrapwidth=WRAP_WIDTH, encoding="utf-8", check_for_duplicates=True
         )
-        if problems := po_syntax_problems(Path(path).read_text(encoding="utf-8")):
+        text = Path(path).read_text(encoding="utf-8")
+        if problems := po_syntax_problems(text):
             raise OSError(f"{path} (line {problems[0][0]}): {problems[0][1]}")
+        if problems := po_escape_problems(text):
+            number, escape = problems[0]
+            raise L10nError(
+                f"{tree.rel(path)}:{number}: the escape {escape} is one gettext decodes and the "
+                "build (polib) does not: the notebook would show it as a backslash and text. "
+                "Write the character itself (the catalog is UTF-8), or \\\\ for a backslash."
+            )
         msgfmt_check(path, tree)
         return catalog
     except (OSError, ValueError) as error:  # polib raises OSError("... (line N): why")
@@ -205,6 +214,24 @@ def po_syntax_problems(text: str) -> list[tuple[int, str]]:
         found = _PO_LINE.fullmatch(line.strip())
         if found and not _PO_STRING.fullmatch(found.group(1).rstrip()):
             problems.append((number, "unterminated string or invalid escape sequence"))
+    return problems
+
+
+# Escapes gettext decodes that polib leaves as they are (polib decodes \\ \" \n \t \r \v \b \f):
+# the bell, octal and hexadecimal ones. A backslash pair (\\) is consumed first.
+_ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|.)")
+_UNDECODED = re.compile(r"\\(?:a|[0-7]{1,3}|x[0-9a-fA-F]+)")
+
+
+def po_escape_problems(text: str) -> list[tuple[int, str]]:
+    """(line, escape) for each escape in a string that polib would leave undecoded (`\033`,
+    `\a`, `\x1b`): gettext reads them as characters, the built notebooks would not."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if found := _PO_LINE.fullmatch(line.strip()):
+            for escape in _ESCAPE.findall(found.group(1)):
+                if _UNDECODED.fullmatch(escape):
+                    problems.append((number, escape))
     return problems
 
 

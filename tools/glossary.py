@@ -69,12 +69,20 @@ def read_terms(path: Path, shown: str = "") -> list[Term]:
         shown: How messages name it (default: `path`).
 
     Raises:
-        GlossaryError: A row without three cells, without an English term, or with neither
-            accepted nor avoided forms.
+        GlossaryError: The file is not UTF-8 text or cannot be read; a row without three
+            cells, without an English term, or with neither accepted nor avoided forms.
     """
     if not path.exists():
         return []
-    lines = path.read_text(encoding="utf-8").split("\n")
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as error:
+        raise GlossaryError(
+            f"{shown or path}: not UTF-8 text (byte {error.start}: {error.reason}); save it as "
+            "UTF-8"
+        ) from None
+    except OSError as error:
+        raise GlossaryError(f"{shown or path}: cannot be read ({error.strerror})") from None
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() == SECTION)
     except StopIteration:

@@ -121,10 +121,16 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
         One line per file written, and warnings (translations left out, stale catalogs).
 
     Raises:
-        L10nError: An unknown language, an unreadable catalog, or catalogs or notebooks whose
-            English notebook is gone.
+        L10nError: No English notebooks, no language, an unknown language, an unreadable
+            catalog, or catalogs or notebooks whose English notebook is gone.
     """
+    require_notebooks(tree)
     selected = tree.select(langs)
+    if not selected:
+        raise L10nError(
+            f"no language has catalogs under {tree.notebooks}/<lang>/po/: nothing to build. "
+            "`python -m tools.l10n extract --add LANG` starts a language."
+        )
     orphans = [path for lang in selected for path in tree.orphans(lang)]
     if orphans:
         raise tree.orphan_error(orphans)
@@ -149,6 +155,16 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
         if links.write_language_index(tree.root, lang):
             log.append(f"notebooks/{lang}/{links.INDEX}: written")
     return log or ["localized notebooks up to date"]
+
+
+def require_notebooks(tree: Tree) -> None:
+    """L10nError unless the tree has English notebooks: a wrong `--root` (or an empty checkout)
+    would otherwise be "up to date" or "OK"."""
+    if not tree.english():
+        raise L10nError(
+            f"no English notebooks in {tree.notebooks / SOURCE}: nothing to translate. Run from "
+            "the repository's root (or give it as --root)."
+        )
 
 
 def glossary_terms(tree: Tree, lang: str) -> tuple[list[glossary.Term], list[str]]:
@@ -425,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tree = Tree(args.root.resolve())
     try:
+        require_notebooks(tree)
         if args.command == "extract":
             print("\n".join(extract(tree, args.lang, prune=args.prune, add=args.add)))
         elif args.command == "build":

@@ -9,7 +9,8 @@ computes other round-off, which changes a short training run about as much as an
 This tool runs the notebook with its CI parameters (`tests/notebook_parameters.yaml`), once per
 seed, with `MIN_TEST_ACCURACY=0` so that every run finishes, and prints each accuracy the
 notebook reports (every `...accuracy...: NN.NN%` line) and, per check, the lowest one and its
-margin over the notebook's `MIN_TEST_ACCURACY`. Executed copies go to `build/margins/seed-<n>/`.
+margin over the notebook's `MIN_TEST_ACCURACY`. Executed copies go to `build/margins/seed-<n>/`
+(`--out`: a folder this tool makes and marks, or one it made before; it refuses any other).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from tools import nbcheck, notebooks, paths
+from tools import nbcheck, notebooks, outputs, paths
 
 ROOT = paths.ROOT
+TOOL = "tools.margins"  # the mark on --out (tools/outputs.py): it writes only into its own folder
 # What a notebook prints about an accuracy: a label with "accuracy" in it, a colon, a percentage.
 ACCURACY_LINE = re.compile(
     r"^\s*(?P<label>[^\n:]*accuracy[^\n:%]*):\s*(?P<value>\d+(?:\.\d+)?)%", re.M
@@ -89,8 +91,15 @@ def parse_settings(items: list[str]) -> dict:
 def parameter_defaults(notebook: Path) -> dict:
     """The names and values assigned in a notebook's `parameters` cell (simple literals only)."""
     cell = next(
-        c for c in nbcheck.read(notebook).cells if "parameters" in c.metadata.get("tags", [])
+        (c for c in nbcheck.read(notebook).cells if "parameters" in c.metadata.get("tags", [])),
+        None,
     )
+    if cell is None:
+        raise MarginsError(
+            f"{notebook}: no code cell is tagged `parameters`, so there is no SEED to vary: "
+            "this tool measures the curriculum's notebooks (tag the cell that holds SEED and "
+            "MIN_TEST_ACCURACY `parameters`)"
+        )
     found = re.findall(r"^([A-Z_][A-Z0-9_]*)\s*=\s*([^#\n]+?)\s*(?:#.*)?$", cell.source, re.M)
     return {name: literal(value) for name, value in found}
 
@@ -150,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.notebook}: its parameters cell has no SEED or no MIN_TEST_ACCURACY: "
                 "this tool measures notebooks that check a test accuracy"
             )
-    except (MarginsError, nbcheck.NotebookFileError) as error:
+        outputs.refuse_inputs(args.out, [args.notebook])
+        outputs.claim(args.out, TOOL)
+    except (MarginsError, nbcheck.NotebookFileError, outputs.NotOwnedError) as error:
         parser.error(str(error))
     parameters = notebooks.ci_parameters(args.notebook) | settings
     minimum = parameters.get("MIN_TEST_ACCURACY", defaults["MIN_TEST_ACCURACY"])

@@ -12,6 +12,10 @@ default CPU stack, so other stacks, which print other versions, run without them
 executes each copy once and compares those cells, masking what `tests/reference_sanitize.cfg`
 names. `refs` executes the English notebooks and stores those cells' outputs there. The notebooks
 themselves carry no outputs: what a reader sees comes from a run with the reader's own parameters.
+
+Each command writes only into an `--out` folder it made and marked (tools/outputs.py), never into
+one that holds a notebook it reads; `prepare` reads every reference file before it clears its
+folder, so that a damaged one (named) leaves last time's copies in place.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"  # nbval's format: reg
 # The tag nbval's `--nbval-lax` compares; `prepare` adds it to the reference cells.
 NBVAL_CHECK = "nbval-check-output"
 PREPARED_BY = "tools.notebooks prepare"  # the mark on the folder of nbval's copies
+# The mark each command puts on its --out (tools/outputs.py): it writes only into its own folder.
+WRITTEN_BY = {"run": "tools.notebooks run", "prepare": PREPARED_BY, "refs": "tools.notebooks refs"}
 
 
 # Variables a process sets for itself (`jax_setup.use_keras_backend` sets KERAS_BACKEND), which a
@@ -109,7 +115,7 @@ def execute(
         NotebookFileError: `notebook` is not a readable notebook.
     """
     nbcheck.read(notebook)  # a broken file is named before a kernel starts
-    output = output_dir / notebook.parent.name / notebook.name
+    output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
     record = run_record()
@@ -188,6 +194,17 @@ def accelerator(
     return f"{len(gpus)} NVIDIA GPU(s)" if gpus else "none"
 
 
+def _output(notebook: Path, output_dir: Path) -> Path:
+    """Where the copy of `notebook` goes; NotebookFailed if that is the notebook itself."""
+    output = Path(output_dir) / notebook.parent.name / notebook.name
+    if output.resolve() == notebook.resolve():
+        raise NotebookFailed(
+            f"{_shown(notebook)}: its copy would go to {output}, over the notebook itself: "
+            "name another output folder (nothing was written)."
+        )
+    return output
+
+
 def _shown(path: Path) -> Path:
     """A path as messages show it: relative to the repository where it is inside it."""
     return path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
@@ -238,17 +255,48 @@ def reference_outputs(cell: dict) -> list[dict]:
     return kept
 
 
+def references(notebook: Path) -> dict[str, list[dict]]:
+    """The stored reference outputs of a notebook: {cell id: [output, ...]}.
+
+    Raises:
+        NotebookFailed: The file is missing, or is not such a JSON object; the message names it.
+    """
+    path = reference_file(notebook)
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise NotebookFailed(
+            f"{_shown(notebook)}: no reference file {_shown(path)}: run `nox -s refs`."
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise NotebookFailed(
+            f"{_shown(path)} cannot be read ({error}): restore it (`git checkout -- "
+            f"{_shown(path)}`) or write it again with `nox -s refs`."
+        ) from None
+    if not isinstance(stored, dict) or not all(
+        isinstance(value, list) and all(isinstance(o, dict) for o in value)
+        for value in stored.values()
+    ):
+        raise NotebookFailed(
+            f"{_shown(path)} is not a reference file ({{cell id: [output, ...]}}): restore it "
+            f"(`git checkout -- {_shown(path)}`) or write it again with `nox -s refs`."
+        )
+    return stored
+
+
 def prepare(notebook: Path, output_dir: Path) -> Path:
     """Writes the copy of a notebook that nbval runs: CI parameters injected (papermill
     `--prepare-only`), and the stored outputs in its reference cells, tagged for nbval's
     `--nbval-lax` (`nbval-check-output`); returns the copy's path.
 
     Raises:
-        NotebookFailed: A reference cell has no stored output (run `nox -s refs`).
+        NotebookFailed: A reference cell has no stored output (run `nox -s refs`), or the
+            reference file cannot be read (the message names it).
         NotebookFileError: `notebook` is not a readable notebook.
     """
     nbcheck.read(notebook)
-    output = output_dir / notebook.parent.name / notebook.name
+    stored = references(notebook)
+    output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(
         str(notebook),
@@ -259,7 +307,6 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
         kernel_name="python3",
         progress_bar=False,
     )
-    stored = json.loads(reference_file(notebook).read_text(encoding="utf-8"))
     prepared = nbcheck.read(output)
     for cell in prepared.cells:
         if not nbcheck.is_reference_cell(cell):
@@ -316,12 +363,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     if out.exists() and not out.is_dir():
         parser.error(f"--out {out} is a file: name a folder for the executed notebooks")
-    if args.command == "prepare":  # last time's copies go: a renamed notebook leaves none behind
-        try:
+    try:
+        outputs.refuse_inputs(out, notebooks)
+        if args.command == "prepare":
+            for notebook in notebooks:  # every reference readable before anything is cleared
+                references(notebook)
+            # Last time's copies go (a renamed notebook leaves none behind): only if it made them.
             outputs.clear(out, PREPARED_BY)
-        except outputs.NotOwnedError as error:
-            parser.error(str(error))
-        outputs.claim(out, PREPARED_BY)
+        outputs.claim(out, WRITTEN_BY[args.command])
+    except (outputs.NotOwnedError, NotebookFailed) as error:
+        parser.error(str(error))
     failures = []
     for notebook in notebooks:
         start = time.perf_counter()

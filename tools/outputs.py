@@ -1,10 +1,13 @@
 """Folders the repository's tools write: each is marked by the tool that made it, and a tool
-clears or replaces only a folder that carries its mark (or an empty one), so that a mistyped
-`--out` or `--clean` never deletes a user's files.
+writes into, clears or replaces only a folder that carries its own mark, so that a mistyped
+`--out` or `--clean` never deletes or overwrites a user's files. A folder that exists without
+the mark, even an empty one, is not the tool's: it may have been made for something else, and
+what is put there later would go with it.
 
-    claim(folder, "tools.site")      # makes or adopts the folder; refuses someone else's
+    claim(folder, "tools.site")      # makes the folder with the mark; refuses anyone else's
     clear(folder, "tools.site")      # deletes it, only if it carries that mark
     replace(staged, folder, tool)    # renames a fully written sibling into place
+    refuse_inputs(folder, inputs)    # refuses an output folder that holds one of the inputs
 """
 
 from __future__ import annotations
@@ -31,16 +34,18 @@ def _check(folder: Path, tool: str) -> None:
         return
     if not folder.is_dir():
         raise NotOwnedError(f"{folder} is a file, not a folder: name another output folder.")
-    if owner(folder) != tool and any(folder.iterdir()):
+    if owner(folder) != tool:
         made = f"made by {owner(folder)}" if owner(folder) else f"has no {MARK} mark"
+        filled = "is not empty" if any(folder.iterdir()) else "is empty, but made by someone else"
         raise NotOwnedError(
-            f"{folder} was not made by {tool} ({made}) and is not empty: nothing was deleted. "
-            "Name another output folder, or move its files away and delete it yourself."
+            f"{folder} was not made by {tool} ({made}) and {filled}: nothing was deleted or "
+            f"written. Name a folder that does not exist yet ({tool} makes it), or move its "
+            "files away and delete it yourself."
         )
 
 
 def claim(folder: Path, tool: str) -> Path:
-    """Creates `folder` (or adopts an empty one) with `tool`'s mark; refuses another's folder."""
+    """Creates `folder` with `tool`'s mark, or takes one that carries it; refuses any other."""
     folder = Path(folder)
     _check(folder, tool)
     folder.mkdir(parents=True, exist_ok=True)
@@ -49,7 +54,7 @@ def claim(folder: Path, tool: str) -> Path:
 
 
 def clear(folder: Path, tool: str) -> None:
-    """Deletes `folder` if `tool` made it (or it is empty); NotOwnedError otherwise."""
+    """Deletes `folder` if `tool` made it; NotOwnedError otherwise."""
     folder = Path(folder)
     _check(folder, tool)
     if folder.exists():
@@ -73,6 +78,18 @@ def replace(staged: Path, folder: Path, tool: str) -> Path:
     (Path(staged) / MARK).write_text(tool + "\n", encoding="utf-8")
     Path(staged).replace(folder)
     return folder
+
+
+def refuse_inputs(folder: Path, inputs: list[Path], option: str = "--out") -> None:
+    """NotOwnedError if an input lies inside the output `folder`: a tool would write over it."""
+    folder = Path(folder).resolve()
+    inside = [p for p in inputs if Path(p).resolve().is_relative_to(folder)]
+    if inside:
+        raise NotOwnedError(
+            f"{option} {folder} holds the input {inside[0]}: a tool never writes where it reads, "
+            "and the input would be overwritten. Name an output folder outside the inputs "
+            "(nothing was written)."
+        )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@
 
 `stacks/runtimes/runtimes.toml` names the runtimes and the rules; `refresh` reads the package
 lists from git checkouts (bare or not) of googlecolab/backend-info and Kaggle/docker-python and
-writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python.
+writes one `stacks/runtimes/<name>.txt` each, headed by its source, commit, date and Python: all
+lists or none, each checked first (`check_list`: an HTML page is no package list). runtimes.toml
+is checked against a schema where it is read (`check_settings`).
 `nox -s runtime-<name>` runs `install` then `run` in a virtual environment of that Python. `run`
 executes each notebook of the runtime's stacks with its CI parameters (and the runtime's own,
 such as one device on a v5e-1). Cell 1 runs as committed: it reads `stacks/install.py` from a
@@ -96,21 +98,149 @@ class Runtime:
 
 
 def settings(config: Path = CONFIG) -> dict:
-    """runtimes.toml, read; RuntimeListError naming the file if it cannot be."""
+    """runtimes.toml, read and checked (`check_settings`); RuntimeListError naming the file if
+    it cannot be read, and the file and key if a key is missing or of the wrong type."""
     try:
-        return tomllib.loads(config.read_text(encoding="utf-8"))
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise RuntimeListError(f"{config}: cannot be read ({error}); fix or restore it.") from None
+    check_settings(data, config)
+    return data
+
+
+# runtimes.toml's schema: {key: (type, required)}; a list's items are strings.
+RUNTIME_KEYS = {
+    "name": (str, True),
+    "title": (str, True),
+    "repository": (str, True),
+    "version": (str, True),
+    "packages": (str, True),
+    "hardware": (str, True),
+    "stacks": (list, True),
+    "os_info": (str, False),
+    "config": (str, False),
+    "stops": (list, False),
+    "session": (bool, False),
+    "why": (str, False),
+    "parameters": (dict, False),
+}
+TABLES = {
+    "install": {"packages": (list, True), "runner": (list, True), "offline": (list, True)},
+    "skip": {"url": (str, True), "local_version": (str, True)},
+}
+KNOWN_STACKS = ("tensorflow", "jax", "pytorch")
+KNOWN_HARDWARE = install_stack.HARDWARE
+
+
+def _check_table(table: object, keys: dict, where: str, config: Path) -> None:
+    names = {list: "a list of strings", str: "a string", bool: "true or false", dict: "a table"}
+    if not isinstance(table, dict):
+        raise RuntimeListError(f"{config}: {where} must be a table; fix or restore the file.")
+    for key, (kind, required) in keys.items():
+        if key not in table:
+            if required:
+                raise RuntimeListError(f"{config}: {where} has no key {key!r}; add it.")
+            continue
+        value = table[key]
+        if not isinstance(value, kind) or (
+            kind is list and not all(isinstance(item, str) for item in value)
+        ):
+            raise RuntimeListError(
+                f"{config}: {where}: {key} must be {names[kind]}, not {value!r} "
+                f"(write for example {key} = {_example(kind)})."
+            )
+    unknown = sorted(set(table) - set(keys))
+    if unknown:
+        raise RuntimeListError(
+            f"{config}: {where}: unknown key {unknown[0]!r}; the keys are {', '.join(keys)}."
+        )
+
+
+def _example(kind: type) -> str:
+    return {list: '["tensorflow", "jax"]', str: '"text"', bool: "false", dict: "{ }"}[kind]
+
+
+def check_settings(data: dict, config: Path = CONFIG) -> None:
+    """RuntimeListError naming `config` and the key, unless runtimes.toml has each table and key
+    this module reads, each of its type (RUNTIME_KEYS, TABLES), with known stacks and hardware,
+    names that are unique, and where each list's Python comes from (`os_info` or `config`)."""
+    entries = data.get("runtime")
+    if not isinstance(entries, list) or not entries:
+        raise RuntimeListError(
+            f"{config}: no [[runtime]] tables (an array of tables, one per runtime); fix or "
+            "restore the file."
+        )
+    seen = set()
+    for number, entry in enumerate(entries, 1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        where = f"[[runtime]] number {number}" + (f" ({name})" if isinstance(name, str) else "")
+        _check_table(entry, RUNTIME_KEYS, where, config)
+        for key, known in (("stacks", KNOWN_STACKS), ("stops", KNOWN_STACKS)):
+            if bad := [s for s in entry.get(key, ()) if s not in known]:
+                raise RuntimeListError(
+                    f"{config}: {where}: {key} names {bad[0]!r}: stacks are {', '.join(known)}."
+                )
+        if entry["hardware"] not in KNOWN_HARDWARE:
+            raise RuntimeListError(
+                f"{config}: {where}: hardware {entry['hardware']!r}: use one of "
+                f"{', '.join(KNOWN_HARDWARE)}."
+            )
+        if "os_info" not in entry and "config" not in entry:
+            raise RuntimeListError(
+                f"{config}: {where} has neither os_info nor config: refresh reads its Python "
+                "from one of them; add it."
+            )
+        if name in seen:
+            raise RuntimeListError(f"{config}: {where}: the name {name!r} is used twice.")
+        seen.add(name)
+    for table, keys in TABLES.items():
+        if table not in data:
+            raise RuntimeListError(f"{config}: no [{table}] table; add it.")
+        _check_table(data[table], keys, f"[{table}]", config)
+
+
+# A line of a package list: `name==version` (pip freeze), a requirement (`jax[tpu]`, `keras>=3`,
+# Kaggle's requirements.in), `name @ url`, or a URL (`https://...whl`, `git+https://...`).
+_NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._,\s-]*\])?"
+_SPEC = r"(?:===|==|>=|<=|~=|!=|<|>)\s*[A-Za-z0-9.*+!_-]+"
+LIST_LINE = re.compile(
+    rf"{_NAME}\s*(?:{_SPEC}(?:\s*,\s*{_SPEC})*)?(?:\s*;\s*\S.*)?"
+    rf"|{_NAME}\s+@\s+\S+(?:\s*;\s*\S.*)?"
+    r"|(?:git\+)?(?:https?|file)://\S+"
+)
+
+
+def check_list(text: str, source: str) -> None:
+    """RuntimeListError naming `source` and the line unless `text` is a package list: after the
+    comments, at least one line, each a requirement (LIST_LINE). An HTML page ("404: Not Found")
+    or a truncated download is refused here, before anything is written."""
+    lines = [(n, line.strip()) for n, line in enumerate(text.splitlines(), 1)]
+    lines = [(n, line) for n, line in lines if line and not line.startswith("#")]
+    if not lines:
+        raise RuntimeListError(f"{source}: no package lines: is it the runtime's package list?")
+    for number, line in lines:
+        if not LIST_LINE.fullmatch(line):
+            raise RuntimeListError(
+                f"{source}, line {number}: {line[:80]!r} is not a requirement (name==version, "
+                "name @ url or a URL): is it the runtime's package list?"
+            )
 
 
 def read_list(path: Path) -> tuple[dict[str, str], tuple[str, ...]]:
-    """A package list's header ({key: value}) and its requirement lines."""
+    """A package list's header ({key: value}) and its requirement lines; RuntimeListError
+    naming the file and line if it is not a package list (`check_list`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise RuntimeListError(f"{path}: cannot be read ({error}); run refresh.") from None
     header, lines = {}, []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if match := HEADER.fullmatch(line.strip()):
             header[match[1]] = match[2]
         elif line.strip() and not line.startswith("#"):
             lines.append(line.strip())
+    if lines:
+        check_list(text, str(path))
     return header, tuple(lines)
 
 
@@ -405,7 +535,14 @@ def list_text(entry: dict, repo: Path) -> str:
         python = config.get("BASE_IMAGE", "").removeprefix("python:")
     else:
         os_info = git_text(repo, commit, entry["os_info"])
-        python = re.search(r"^Python (\S+)", os_info, re.M)[1]
+        found = re.search(r"^Python (\d+\.\d+\S*)", os_info, re.M)
+        if not found:
+            raise RuntimeListError(
+                f"{repo}: {entry['os_info']} at {commit[:12]} ({entry['name']}) names no "
+                "'Python X.Y' line: is it the runtime's os-info file?"
+            )
+        python = found[1]
+    check_list(text, f"{repo}: {entry['packages']} at {commit[:12]} ({entry['name']})")
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     header = {"name": entry["name"], "title": entry["title"]}
     header |= {"source": f"{entry['repository']} {entry['packages']}", "commit": commit}
@@ -416,18 +553,32 @@ def list_text(entry: dict, repo: Path) -> str:
 
 
 def refresh(checkouts: dict[str, Path], config: Path = CONFIG) -> list[Path]:
-    """Rewrites every runtime's list from the checkouts ({repository: folder}); returns them."""
-    written = []
+    """Rewrites every runtime's list from the checkouts ({repository: folder}); returns them.
+
+    All lists or none: each is read and checked (`check_list`) before any is written; then each
+    is written beside its file and the files are renamed into place.
+    """
+    texts = {}
     for entry in settings(config)["runtime"]:
         repo = checkouts.get(entry["repository"])
         if repo is None:
             raise RuntimeListError(f"{entry['name']} needs a checkout of {entry['repository']}.")
-        path = config.parent / f"{entry['name']}.txt"
-        tmp = path.with_suffix(".txt.tmp")
-        tmp.write_text(list_text(entry, repo), encoding="utf-8")
+        try:
+            texts[config.parent / f"{entry['name']}.txt"] = list_text(entry, repo)
+        except RuntimeListError as error:
+            raise RuntimeListError(f"{error} No list was written (all or none).") from None
+    staged = {}
+    try:
+        for path, text in texts.items():
+            staged[path] = path.with_suffix(".txt.tmp")
+            staged[path].write_text(text, encoding="utf-8")
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    for path, tmp in staged.items():
         tmp.replace(path)
-        written.append(path)
-    return written
+    return list(staged)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -472,6 +623,11 @@ def _command(args: argparse.Namespace) -> int:
             print(f"skipped: {line.split()[0]}: {reason}")
         return 0
     out = args.out or ROOT / "build" / "runtimes" / runtime.name
+    from tools import outputs
+
+    # Its constraints, executed copies, report and release copy go only into a folder it made.
+    outputs.refuse_inputs(out, [path for path, _ in notebooks_of(runtime)[0]])
+    outputs.claim(out, "tools.runtimes")
     if args.command == "install":
         install(runtime, out)
         return 0

@@ -9,7 +9,10 @@ whenever the digest of its inputs no longer matches. The inputs are whole folder
 session reads from many files (the helper package, the tools, the tests), so any change there
 makes it stale: run the session and commit its stamp (CONTRIBUTING, "Stacks and releases").
 Of a notebook, only the code cells count: its text and its translations run nothing.
-Stamps themselves (`*.passed`) and caches are never part of a digest. Standard library only:
+Stamps themselves (`*.passed`) and caches are never part of a digest. A stamp file that is not
+whole (truncated, not UTF-8, not a stamp) is named on stderr and counts as stale, never fresh;
+`write` writes a temporary sibling and renames it into place, so that an interrupted write or two
+writers at once leave a whole stamp. Standard library only:
 nox's own environment imports this module.
 """
 
@@ -18,8 +21,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
+import re
 import sys
-import tomllib
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +50,8 @@ COMMON = (
     "tools/stamps.py",
 )
 RUNTIMES = ROOT / "stacks" / "runtimes"
+# A stamp file, whole: the digest, the summary, the newline `write` ends it with.
+STAMP = re.compile(r"([0-9a-f]{64})  passed: [^\n]+\n")
 
 
 def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
@@ -64,7 +71,9 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
             root / "stacks/pytorch_xla.passed",
         ),
     }
-    config = tomllib.loads((root / "stacks/runtimes/runtimes.toml").read_text(encoding="utf-8"))
+    from tools import runtimes  # standard library only too; it checks the file's schema
+
+    config = runtimes.settings(root / "stacks/runtimes/runtimes.toml")
     for entry in config["runtime"]:
         if entry.get("session", True):
             name = entry["name"]
@@ -115,10 +124,32 @@ def current(name: str, root: Path = ROOT) -> str:
     return digest(table[name][0], root)
 
 
+def damage(stamp: Path) -> str | None:
+    """What is wrong with a stamp file (not UTF-8, truncated, not a stamp), or None if it is
+    whole or absent."""
+    if not stamp.is_file():
+        return None
+    try:
+        text = stamp.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"cannot be read ({error})"
+    if not STAMP.fullmatch(text):
+        return f"is not a whole stamp ('<sha256>  passed: <summary>' and a newline): {text[:80]!r}"
+    return None
+
+
 def recorded(name: str, root: Path = ROOT) -> str:
-    """The digest in session `name`'s stamp file ("" if it never passed)."""
+    """The digest in session `name`'s stamp file: "" if it never passed, and "" (stale, with a
+    warning on stderr naming the file) if the file is damaged, so that it never counts as fresh."""
     stamp = sessions(root)[name][1]
-    return stamp.read_text(encoding="utf-8").split()[0] if stamp.is_file() else ""
+    if problem := damage(stamp):
+        print(
+            f"warning: {stamp} {problem}: {name} counts as stale; running the session writes "
+            "it again.",
+            file=sys.stderr,
+        )
+        return ""
+    return STAMP.fullmatch(stamp.read_text(encoding="utf-8"))[1] if stamp.is_file() else ""
 
 
 def is_fresh(name: str, root: Path = ROOT) -> bool:
@@ -135,7 +166,19 @@ def write(name: str, summary: str, started: str, root: Path = ROOT) -> Path:
             "stamped. Run it again without editing them."
         )
     stamp = sessions(root)[name][1]
-    stamp.write_text(f"{started}  passed: {summary}\n", encoding="utf-8")
+    summary = " ".join(summary.split()) or "passed"  # one line, as STAMP reads it
+    # Written beside it, then renamed into place: an interrupted write leaves the old stamp, and
+    # of two writers at once, the last rename wins with a whole file.
+    handle, temporary = tempfile.mkstemp(
+        prefix=f".{stamp.stem}.", suffix=".passed", dir=stamp.parent
+    )
+    os.close(handle)
+    try:
+        Path(temporary).write_text(f"{started}  passed: {summary}\n", encoding="utf-8")
+        os.replace(temporary, stamp)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
     return stamp
 
 
@@ -145,6 +188,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["status", "digest"])
     parser.add_argument("name", nargs="?", help="digest: a stamped session")
     args = parser.parse_args(argv)
+    from tools import runtimes
+
+    try:
+        return _command(parser, args)
+    except runtimes.RuntimeListError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "digest":
         if not args.name:
             parser.error("digest needs a session name: see `python -m tools.stamps status`")
