@@ -65,8 +65,15 @@ def test_the_summary_gives_the_lowest_run_and_its_margin():
 
 def test_the_parameters_cell_of_a_real_notebook_is_read():
     defaults = margins.parameter_defaults(ROOT / "notebooks/en/04_custom_training_loop.ipynb")
-    assert defaults["SEED"] == 42 and defaults["MIN_TEST_ACCURACY"] == 0.97
+    assert defaults["SEED"] == 42 and defaults["MIN_TEST_ACCURACY"] is None  # sized: see below
     assert defaults["STEPS_PER_EPOCH"] is None and defaults["ACCELERATOR"] == "auto"
+
+
+def test_a_sized_minimum_is_compared_at_its_cpu_value():
+    notebook = ROOT / "notebooks/en/04_custom_training_loop.ipynb"
+    assert margins.cpu_default(notebook, "MIN_TEST_ACCURACY") == 0.95
+    with pytest.raises(margins.MarginsError, match="no for_hardware"):
+        margins.cpu_default(ROOT / "notebooks/en/01_tpu_initialization.ipynb", "MIN_TEST_ACCURACY")
 
 
 @pytest.mark.parametrize(
