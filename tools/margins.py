@@ -106,11 +106,14 @@ def parameter_defaults(notebook: Path) -> dict:
 
 def cpu_default(notebook: Path, name: str) -> float:
     """The CPU value a notebook's sizes cell gives parameter `name` (`for_hardware(..., cpu=X)`)."""
-    pattern = rf"{name} = for_hardware\(\s*{name}, \"{name}\", kind, accelerator=[^,]+, cpu=([^)\s]+)"
+    call = rf"{name} = for_hardware\(\s*{name}, \"{name}\", kind, "
+    pattern = call + r"accelerator=[^,]+, cpu=([^)\s]+)"
     for cell in nbcheck.read(notebook).cells:
         if found := re.search(pattern, cell.source):
             return float(found[1])
-    raise MarginsError(f"{notebook}: {name} is None and no for_hardware(...) call gives its CPU value")
+    raise MarginsError(
+        f"{notebook}: {name} is None and no for_hardware(...) call gives its CPU value"
+    )
 
 
 def accuracies(executed: Path) -> dict[str, float]:
