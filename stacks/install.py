@@ -16,9 +16,9 @@ and tensorflow-tpu both there, a TPU keeps tensorflow-tpu); replaces one that ca
 pip resolved the stack (`--dry-run`: if that fails, nothing is removed, and the message says so;
 if the install fails after the removal, what was removed is reinstalled), or refuses, with the
 fix, when this process has imported it already; tells pip's failures apart by cause (index
-unreachable, version missing, conflicting pins, no wheel for this Python), naming the pin; refuses, with one clear sentence, a stack
-that has no wheel for this Python; installs only the versions pinned in `stacks/<name>.txt`
-(used as pip constraints, so the helper package can never upgrade what the TensorFlow wheel
+unreachable, version missing, conflicting pins, no wheel for this Python), naming the pin;
+refuses, with one clear sentence, a stack that has no wheel for this Python; installs only the
+versions pinned in `stacks/<name>.txt` (used as pip constraints, so the helper package can never upgrade what the TensorFlow wheel
 pinned); shows pip's progress; and prints what it installed and every package it replaced.
 It uses only the standard library: it runs before anything else is installed.
 
