@@ -9,17 +9,18 @@ missing (Colab, Kaggle, a fresh TPU VM)::
 
     python stacks/install.py --source . --hardware tpu --dry-run    # resolve only, print pins
 
-It picks the hardware the way `tpuhelpers.hardware.find_tpu` does (TPU device files, then
-NVIDIA device files, else the CPU); keeps a TensorFlow the runtime already has when it can use
-this hardware and is not older than MIN_TENSORFLOW (judged per distribution: with tensorflow-cpu
-and tensorflow-tpu both there, a TPU keeps tensorflow-tpu); replaces one that cannot, only after
-pip resolved the stack (`--dry-run`: if that fails, nothing is removed, and the message says so;
-if the install fails after the removal, what was removed is reinstalled), or refuses, with the
-fix, when this process has imported it already; tells pip's failures apart by cause (index
+It picks the hardware the way `tpuhelpers.hardware.find_tpu` does (TPU device files, then NVIDIA
+device files, else the CPU); keeps a TensorFlow the runtime already has when it can use this
+hardware and is not older than MIN_TENSORFLOW (judged per distribution: with tensorflow-cpu and
+tensorflow-tpu both there, a TPU keeps tensorflow-tpu); replaces one that cannot, only after pip
+resolved the stack (`--dry-run`: if that fails, nothing is removed, and the message says so; if
+the install fails after the removal, what was removed is reinstalled), or refuses, with the fix,
+when this process has imported it already; tells pip's failures apart by cause (index
 unreachable, version missing, conflicting pins, no wheel for this Python), naming the pin;
 refuses, with one clear sentence, a stack that has no wheel for this Python; installs only the
-versions pinned in `stacks/<name>.txt` (used as pip constraints, so the helper package can never upgrade what the TensorFlow wheel
-pinned); shows pip's progress; and prints what it installed and every package it replaced.
+versions pinned in `stacks/<name>.txt` (used as pip constraints, so the helper package can never
+upgrade what the TensorFlow wheel pinned); shows pip's progress; and prints what it installed
+and every package it replaced.
 It uses only the standard library: it runs before anything else is installed.
 
 Two environment variables, for testing a runtime without its hardware or network
