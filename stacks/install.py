@@ -268,12 +268,16 @@ def explain_pip_failure(
     """One sentence that says why pip failed and what to do, from pip's own output: the index
     unreachable, a version missing from it, conflicting pins, no wheel for this Python."""
     py = "{}.{}".format(*python)
-    missing = re.search(r"No matching distribution found for (\S+)", output) or re.search(
+    names = re.findall(r"No matching distribution found for (\S+)", output)
+    names += re.findall(
         r"no matching distributions available for your environment:\s+(\S+)", output
     )
+    missing = next(
+        (n for n in names if pin_of(n, pins)), names[0] if names else None
+    )  # a pin first
     nothing = re.search(r"\(from versions: none\)", output)
     if UNREACHABLE.search(output) or (missing and nothing and not reachable()):
-        what = f" for {missing[1]}{pin_of(missing[1], pins)}" if missing else ""
+        what = f" for {missing}{pin_of(missing, pins)}" if missing else ""
         return (
             f"pip could not reach the package index{what}: check the network (or PIP_INDEX_URL "
             "and proxy settings) and run this cell again."
@@ -281,14 +285,14 @@ def explain_pip_failure(
     versions = re.search(r"satisfies the requirement (\S+) \(from versions: ([^)]*)\)", output)
     if missing and versions and versions[2].strip() not in ("", "none"):
         return (
-            f"The package index has no {missing[1]}{pin_of(missing[1], pins)} that fits Python "
+            f"The package index has no {missing}{pin_of(missing, pins)} that fits Python "
             f"{py} and this platform; it has versions {versions[2].strip()[-200:]}: that version "
             "is missing from the index, or has no wheel for this Python (README, 'Where readers "
             "run the notebooks')."
         )
     if missing:
         return (
-            f"pip found no {missing[1]}{pin_of(missing[1], pins)} for Python {py} on this "
+            f"pip found no {missing}{pin_of(missing, pins)} for Python {py} on this "
             "platform in the package index: if the name and version are right, that release has "
             "no wheel for this Python; use a runtime with a Python that it supports (README, "
             "'Where readers run the notebooks')."
@@ -366,7 +370,7 @@ def replace_tensorflow(
             f"{name}`), restart the runtime (Colab: Runtime > Restart session), and run this "
             "cell again: it then installs the stack for this hardware."
         )
-    print(f"Replacing {name}: {reason}.")
+    print(f"Replacing {name}: {reason}. First, pip resolves the stack (nothing removed yet).")
     if dry_run:
         return []
     try:
