@@ -544,3 +544,13 @@ def test_versions_none_from_an_index_that_does_not_answer_is_called_unreachable(
     assert said.startswith("pip could not reach the package index for tensorflow-tpu: check")
     monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{closed_port()}/simple")
     assert install_stack.index_answers(timeout=2) is False
+
+
+def test_of_several_missing_packages_the_pinned_one_is_named():
+    output = (
+        "ERROR: No matching distribution found for setuptools>=69\n"
+        "ERROR: Could not find a version that satisfies the requirement tensorflow-tpu (from "
+        "versions: none)\nERROR: No matching distribution found for tensorflow-tpu\n"
+    )
+    said = install_stack.explain_pip_failure(output, (3, 12), str(STACKS_DIR / "tpu.txt"), bool)
+    assert "could not reach the package index for tensorflow-tpu (pinned in stacks/tpu.txt" in said
