@@ -9,13 +9,18 @@ missing (Colab, Kaggle, a fresh TPU VM)::
 
     python stacks/install.py --source . --hardware tpu --dry-run    # resolve only, print pins
 
-It picks the hardware the way `tpuhelpers.hardware.find_tpu` does (TPU device files, then
-NVIDIA device files, else the CPU); keeps a TensorFlow the runtime already has when it can use
-this hardware and is not older than MIN_TENSORFLOW; replaces one that cannot (or refuses, with
-the fix, when this process has imported it already); refuses, with one clear sentence, a stack
-that has no wheel for this Python; installs only the versions pinned in `stacks/<name>.txt`
-(used as pip constraints, so the helper package can never upgrade what the TensorFlow wheel
-pinned); shows pip's progress; and prints what it installed and every package it replaced.
+It picks the hardware the way `tpuhelpers.hardware.find_tpu` does (TPU device files, then NVIDIA
+device files, else the CPU); keeps a TensorFlow the runtime already has when it can use this
+hardware and is not older than MIN_TENSORFLOW (judged per distribution: with tensorflow-cpu and
+tensorflow-tpu both there, a TPU keeps tensorflow-tpu); replaces one that cannot, only after pip
+resolved the stack (`--dry-run`: if that fails, nothing is removed, and the message says so; if
+the install fails after the removal, what was removed is reinstalled), or refuses, with the fix,
+when this process has imported it already; tells pip's failures apart by cause (index
+unreachable, version missing, conflicting pins, no wheel for this Python), naming the pin;
+refuses, with one clear sentence, a stack that has no wheel for this Python; installs only the
+versions pinned in `stacks/<name>.txt` (used as pip constraints, so the helper package can never
+upgrade what the TensorFlow wheel pinned); shows pip's progress; and prints what it installed
+and every package it replaced.
 It uses only the standard library: it runs before anything else is installed.
 
 Two environment variables, for testing a runtime without its hardware or network
@@ -37,11 +42,13 @@ import json
 import os
 import queue
 import re
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 
 PIP_TIMEOUT = 1800  # seconds for the one pip call that installs the stack (a 255 MB TPU wheel)
@@ -133,12 +140,8 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version.split("+")[0])[:3])
 
 
-def unusable_tensorflow(stack: str, hardware: str, installed: Mapping[str, str]) -> str | None:
-    """Why the installed TensorFlow cannot serve this stack and hardware, or None if it can."""
-    tensorflow = {n: v for n, v in installed.items() if n in TENSORFLOW_DISTRIBUTIONS}
-    if stack == "pytorch" or not tensorflow:
-        return None
-    name, version = next(iter(tensorflow.items()))
+def _tensorflow_problem(stack: str, hardware: str, name: str, version: str) -> str | None:
+    """Why one installed TensorFlow distribution cannot serve this stack and hardware, or None."""
     if stack == "tensorflow" and hardware == "tpu" and name != "tensorflow-tpu":
         return f"{name} {version} is a TensorFlow build that cannot use the TPU"
     if stack == "tensorflow" and hardware == "gpu" and name == "tensorflow-cpu":
@@ -149,6 +152,16 @@ def unusable_tensorflow(stack: str, hardware: str, installed: Mapping[str, str])
             f"{name} {version} is older than {oldest}, the oldest TensorFlow the notebooks run on"
         )
     return None
+
+
+def unusable_tensorflow(stack: str, hardware: str, installed: Mapping[str, str]) -> str | None:
+    """Why no installed TensorFlow can serve this stack and hardware, or None if one can (judged
+    by what each distribution can do, whatever order they are listed in)."""
+    tensorflow = {n: v for n, v in installed.items() if n in TENSORFLOW_DISTRIBUTIONS}
+    if stack == "pytorch" or not tensorflow:
+        return None
+    problems = [_tensorflow_problem(stack, hardware, n, v) for n, v in tensorflow.items()]
+    return None if None in problems else "; ".join(problems)
 
 
 def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[str], str]:
@@ -210,18 +223,79 @@ def pip_command(
     return command + requirements + [helper]
 
 
-def explain_pip_failure(output: str, python: tuple[int, int] = sys.version_info[:2]) -> str:
-    """One sentence that says why pip failed and what to do, from pip's own output."""
+# pip's words for an index it could not reach (refused, no name resolution, timed out, proxy).
+UNREACHABLE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Connection refused|Temporary "
+    r"failure in name resolution|Name or service not known|ConnectTimeoutError|ReadTimeoutError|"
+    r"Network is unreachable|ProxyError|Could not fetch URL|SSLError|HTTP error [45]\d\d"
+)
+
+
+def pin_of(name: str, pins: str | None) -> str:
+    """Where `name` is pinned, ' (pinned in stacks/x.txt line N: name==version)', else ''."""
+    split = re.compile(r"[\[<>=!~;@ ]")
+    key = normalize(split.split(name, maxsplit=1)[0])
+    with contextlib.suppress(OSError, TypeError, UnicodeDecodeError), open(pins) as file:
+        for number, line in enumerate(file, 1):
+            if normalize(split.split(line.strip(), maxsplit=1)[0]) == key:
+                return f" (pinned in stacks/{os.path.basename(pins)} line {number}: {line.strip()})"
+    return ""
+
+
+def index_answers(timeout: float = 5.0) -> bool:
+    """Whether pip's index (PIP_INDEX_URL, else pip's configured one, else PyPI) accepts TCP:
+    pip says only 'from versions: none' when it cannot connect and retries are off."""
+    url = os.environ.get("PIP_INDEX_URL", "")
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        config = [sys.executable, "-m", "pip", "config", "list"]
+        listed = subprocess.run(config, capture_output=True, text=True, timeout=30).stdout
+        url = url or next(iter(re.findall(r"index-url='([^']+)'", listed)), "")
+    parts = urllib.parse.urlsplit(url or "https://pypi.org/simple")
+    port = parts.port or (80 if parts.scheme == "http" else 443)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=timeout).close()
+        return True
+    except (OSError, TypeError, ValueError):
+        return False
+
+
+def explain_pip_failure(
+    output: str,
+    python: tuple[int, int] = sys.version_info[:2],
+    pins: str | None = None,
+    reachable: Callable[[], bool] = index_answers,
+) -> str:
+    """One sentence that says why pip failed and what to do, from pip's own output: the index
+    unreachable, a version missing from it, conflicting pins, no wheel for this Python."""
     py = "{}.{}".format(*python)
-    missing = re.search(r"No matching distribution found for (\S+)", output) or re.search(
+    names = re.findall(r"No matching distribution found for (\S+)", output)
+    names += re.findall(
         r"no matching distributions available for your environment:\s+(\S+)", output
     )
+    missing = next(
+        (n for n in names if pin_of(n, pins)), names[0] if names else None
+    )  # a pin first
+    nothing = re.search(r"\(from versions: none\)", output)
+    if UNREACHABLE.search(output) or (missing and nothing and not reachable()):
+        what = f" for {missing}{pin_of(missing, pins)}" if missing else ""
+        return (
+            f"pip could not reach the package index{what}: check the network (or PIP_INDEX_URL "
+            "and proxy settings) and run this cell again."
+        )
+    versions = re.search(r"satisfies the requirement (\S+) \(from versions: ([^)]*)\)", output)
+    if missing and versions and versions[2].strip() not in ("", "none"):
+        return (
+            f"The package index has no {missing}{pin_of(missing, pins)} that fits Python "
+            f"{py} and this platform; it has versions {versions[2].strip()[-200:]}: that version "
+            "is missing from the index, or has no wheel for this Python (README, 'Where readers "
+            "run the notebooks')."
+        )
     if missing:
         return (
-            f"pip found no {missing[1]} for Python {py} on this platform in the package index: "
-            "if the name and version are right, that release has no wheel for this Python; "
-            "use a runtime with a Python that it supports (README, 'Where readers run the "
-            "notebooks')."
+            f"pip found no {missing}{pin_of(missing, pins)} for Python {py} on this "
+            "platform in the package index: if the name and version are right, that release has "
+            "no wheel for this Python; use a runtime with a Python that it supports (README, "
+            "'Where readers run the notebooks')."
         )
     if "ResolutionImpossible" in output or "conflicting dependencies" in output:
         causes = re.findall(r"^\s+(\S+ \S+ depends on .+)$", output, re.M)
@@ -234,7 +308,7 @@ def explain_pip_failure(output: str, python: tuple[int, int] = sys.version_info[
     return "pip failed: its last lines are below; run this cell again if the network broke off."
 
 
-def run_pip(command: list[str], timeout: float | None = None) -> str:
+def run_pip(command: list[str], timeout: float | None = None, pins: str | None = None) -> str:
     """Runs pip, printing its progress (not the 'already satisfied' lines) as it comes; says so
     when pip stays silent for SILENCE_SECONDS; stops it after `timeout` s. Returns its output."""
     timeout = PIP_TIMEOUT if timeout is None else timeout
@@ -272,7 +346,7 @@ def run_pip(command: list[str], timeout: float | None = None) -> str:
     if process.returncode:
         text = "".join(output)
         raise StackError(
-            f"{explain_pip_failure(text)}\nCommand: {' '.join(command[2:])}\n"
+            f"{explain_pip_failure(text, pins=pins)}\nCommand: {' '.join(command[2:])}\n"
             + "\n".join(text.strip().splitlines()[-15:])
         )
     return "".join(output)
@@ -283,19 +357,44 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
     return [f"{n} {v} -> {after.get(n, 'removed')}" for n, v in before.items() if after.get(n) != v]
 
 
-def replace_tensorflow(reason: str, installed: Mapping[str, str], dry_run: bool) -> None:
-    """Uninstalls an unusable TensorFlow before the stack's is installed (StackError if this
-    process imported it already: then only a restart helps)."""
-    name = next(n for n in TENSORFLOW_DISTRIBUTIONS if n in installed)
+def replace_tensorflow(
+    reason: str, installed: Mapping[str, str], dry_run: bool, resolve: Callable[[], object] = str
+) -> list[str]:
+    """Uninstalls an unusable TensorFlow once `resolve` (pip resolving and downloading the stack)
+    succeeded, and returns 'name==version' of what it removed (StackError if this process
+    imported it already: then only a restart helps; or if `resolve` fails: nothing removed)."""
+    name = " ".join(n for n in TENSORFLOW_DISTRIBUTIONS if n in installed)
     if "tensorflow" in sys.modules:
         raise StackError(
             f"{reason}, and this kernel has imported it. Uninstall it (`%pip uninstall -y "
             f"{name}`), restart the runtime (Colab: Runtime > Restart session), and run this "
             "cell again: it then installs the stack for this hardware."
         )
-    print(f"Replacing {name}: {reason}.")
-    if not dry_run:
-        run_pip([sys.executable, "-m", "pip", "uninstall", "-y", name])
+    print(f"Replacing {name}: {reason}. First, pip resolves the stack (nothing removed yet).")
+    if dry_run:
+        return []
+    try:
+        resolve()
+    except StackError as error:
+        kept = ", ".join(f"{n} {installed[n]}" for n in name.split())
+        raise StackError(f"Nothing was changed: this runtime still has {kept}. {error}") from None
+    run_pip([sys.executable, "-m", "pip", "uninstall", "-y", *name.split()])
+    return [f"{n}=={installed[n]}" for n in name.split()]
+
+
+def restore(removed: list[str], error: StackError) -> StackError:
+    """After pip failed: reinstalls what `replace_tensorflow` removed; the error, saying so."""
+    if not removed and "Installing collected packages" not in str(error):
+        return StackError(f"Nothing was changed: pip failed before installing anything. {error}")
+    if not removed:
+        return StackError(f"pip failed while installing (it undoes only its last step). {error}")
+    try:
+        run_pip([sys.executable, "-m", "pip", "install", "--no-deps", *removed])
+        said = f"{', '.join(removed)} was removed, then reinstalled: this runtime has it again"
+    except StackError:
+        said = f"{', '.join(removed)} was removed and could not be reinstalled: run `%pip install "
+        said += f"{' '.join(removed)}` before anything else"
+    return StackError(f"{said}. {error}")
 
 
 def report_changes(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
@@ -347,14 +446,21 @@ def install(
     relevant = {n: v for n, v in before.items() if n in TENSORFLOW_DISTRIBUTIONS + ("jax",)}
     kept = ", ".join(f"{n} {v}" for n, v in relevant.items()) or "nothing relevant"
     print(f"Hardware: {hardware}. Python {sys.version.split()[0]}. Already installed: {kept}.")
-    if reason := unusable_tensorflow(stack, hardware, before):
-        replace_tensorflow(reason, before, dry_run)
     requirements, constraints = plan(stack, hardware, before)
-    print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
+    pins, removed = f"{stacks}/{constraints}", []
     with tempfile.TemporaryDirectory() as folder:
         report = f"{folder}/report.json" if dry_run else None
         command = pip_command(requirements, constraints, stacks, helper, report)
-        run_pip(command + (["--ignore-installed"] if dry_run and installed is not None else []))
+        if reason := unusable_tensorflow(stack, hardware, before):  # first resolve and download
+            check = pip_command(requirements, constraints, stacks, helper, f"{folder}/check.json")
+            removed = replace_tensorflow(reason, before, dry_run, lambda: run_pip(check, pins=pins))
+        print(f"Installing {', '.join(requirements + ['tpuhelpers'])} (pins: stacks/{constraints})")
+        try:
+            run_pip(
+                command + (["--ignore-installed"] * (dry_run and installed is not None)), pins=pins
+            )
+        except StackError as error:
+            raise (error if dry_run else restore(removed, error)) from None
         if dry_run:
             with open(report, encoding="utf-8") as file:
                 items = json.load(file)["install"]

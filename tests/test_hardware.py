@@ -539,3 +539,60 @@ def test_no_module_of_the_helper_imports_tensorflow_directly():
         if line.strip() == "import tensorflow as tf" and path.name != "tpu.py"
     ]
     assert not found, f"import TensorFlow through tpu.import_tensorflow(): {found}"
+
+
+def test_a_tpu_address_that_accepts_and_never_answers_says_what_it_waits_for(monkeypatch, capsys):
+    # Before: an attempt waited its whole bound (120 s, 130 s with the probe) without a word.
+    import socket
+
+    from tpuhelpers import checks
+
+    monkeypatch.setattr(checks, "NOTE_SECONDS", 0.2)
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def connect(target):  # as TensorFlow does: connects, then waits for an answer that never comes
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            client.settimeout(None)
+            return client.recv(1)
+
+    target = hardware.find_tpu(platform=fake_platform({"COLAB_TPU_ADDR": f"127.0.0.1:{port}"}))
+    start = time.monotonic()
+    with (
+        server,
+        pytest.raises(hardware.TpuConnectionError, match=r"TimeoutError: no answer within"),
+    ):
+        hardware.connect_tpu(target, attempt_timeout=1.0, platform=fake_platform(connect=connect))
+    assert time.monotonic() - start < 3
+    said = capsys.readouterr().out.splitlines()
+    assert len(said) >= 3, said
+    where = f"legacy Colab TPU node at grpc://127.0.0.1:{port}"
+    assert said[0] == f"Waiting for the TPU to answer ({where}): 0 s of 1 s."
+
+
+def test_a_tpu_config_without_the_google_api_client_names_what_to_install():
+    # Before: TensorFlow's raw RuntimeError, naming neither the TPU nor the packages.
+    calls = []
+
+    def connect(target):
+        calls.append(target)
+        raise RuntimeError(
+            "Missing runtime dependency on the Google API client. "
+            "Run `pip install cloud-tpu-client` to fix."
+        )
+
+    target = parse_tpu_config(JOB_CONFIG)
+    with pytest.raises(hardware.TpuConnectionError) as caught:
+        hardware.connect_tpu(target, platform=fake_platform(connect=connect))
+    message = str(caught.value)
+    assert "Cloud TPU 'job-tpu' in us-central1-b, project p" in message
+    assert "pip install google-api-python-client oauth2client" in message
+    assert len(calls) == 1  # not retried 40 times
+
+
+def test_other_runtime_errors_of_a_connection_are_not_hidden():
+    def connect(target):
+        raise RuntimeError("something else")
+
+    with pytest.raises(RuntimeError, match="^something else$"):
+        hardware.connect_tpu(TpuTarget("x"), platform=fake_platform(connect=connect))

@@ -361,3 +361,34 @@ def test_a_full_disk_is_named_with_the_folder_and_leaves_no_partial_file(
         mnist.ensure_mnist(str(tmp_path / "data"), online=False)
     assert "The disk is full" in str(error.value) and str(tmp_path / "data") in str(error.value)
     assert not list((tmp_path / "data").rglob("*.part"))
+
+
+def test_waiting_for_another_process_s_lock_says_so_and_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: up to LOCK_SECONDS (900 s) of silence while another process held the lock.
+    (tmp_path / "data").mkdir()
+    lock = tmp_path / "data" / ".mnist.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import filelock, sys, time\n"
+         "with filelock.FileLock(sys.argv[1]):\n print('held', flush=True); time.sleep(60)",
+         str(lock)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(mnist, "LOCK_SECONDS", 1.0)
+        monkeypatch.setattr(mnist, "NOTE_SECONDS", 0.3)
+        start = time.perf_counter()
+        with pytest.raises(mnist.MnistUnavailableError, match="Another process has been prep"):
+            mnist.ensure_mnist(str(tmp_path / "data"), online=False)
+        assert time.perf_counter() - start < 10
+    finally:
+        holder.kill()
+        holder.wait()
+    said = capsys.readouterr().out.splitlines()
+    assert said[0] == (
+        f"Waiting for the lock {lock}: another process is preparing MNIST in {tmp_path / 'data'} "
+        "(0 s of at most 1 s)."
+    )
+    assert len(said) >= 3, said

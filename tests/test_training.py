@@ -220,3 +220,11 @@ def test_notebook_03_writes_the_multi_step_function_the_package_reuses():
     (cell,) = [c for c in notebook.cells if "def use_multi_step_train_function" in c.source]
     package = inspect.getsource(training.use_multi_step_train_function)
     assert body(cell.source) == body(package)
+
+
+def test_check_created_in_scope_with_none_names_it():
+    # Before: TypeError: 'NoneType' object is not iterable.
+    from tpuhelpers import training
+
+    with pytest.raises(ValueError, match=r"^model is None: pass the object itself, e\.g\. model="):
+        training.check_created_in_scope(object(), model=None)

@@ -1,6 +1,5 @@
-"""Helpers for the TPU curriculum notebooks: hardware detection, data, plumbing and checks.
-
-Importing it imports no TensorFlow, so `quiet_tensorflow()` and CPU splitting can act before it."""
+"""Helpers for the TPU curriculum notebooks: hardware detection, data, plumbing and checks. It
+imports no TensorFlow, so that `quiet_tensorflow()` and CPU splitting can act before it."""
 
 from tpuhelpers.tpu import quiet_tensorflow
 

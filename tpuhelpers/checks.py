@@ -7,6 +7,8 @@ import re
 from collections.abc import Collection
 from typing import Any
 
+NOTE_SECONDS = 30.0  # a wait (a TPU's answer) that lasts longer says what it waits for, this often
+
 
 def integer(
     value: object,
@@ -16,8 +18,7 @@ def integer(
     hint: str = "",
     text: bool = False,
 ) -> int:
-    """Returns `value` as an int if it is one in minimum..maximum: an int or a numpy integer (not
-    a bool or a float); with `text`, also ASCII digits in a string (not '٣' or '²')."""
+    """`value` as an int in minimum..maximum (no bool or float; with `text`, ASCII digits too)."""
     if text and isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip()):
         value = int(value.strip())
     wrong_type = isinstance(value, bool) or not isinstance(value, numbers.Integral)
@@ -86,8 +87,7 @@ def json_object(text: object, what: str, example: str) -> dict[str, Any]:
 
 
 def for_hardware(value: Any, name: str, kind: str, *, accelerator: Any, cpu: Any) -> Any:
-    """Returns parameter `name`'s `value` if the reader set it, else its default on the hardware
-    `kind` found ("TPU", "GPU", "CPU"): `cpu` on a CPU, else `accelerator`; prints which and why."""
+    """`value` if the reader set it, else `cpu` on a CPU `kind`, else `accelerator`; prints why."""
     kind = one_of(str(kind).upper(), ("TPU", "GPU", "CPU"), "hardware kind")
     default = cpu if kind == "CPU" else accelerator
     why = f"the default on a {kind} ({accelerator} on a TPU or GPU, {cpu} on a CPU)"
@@ -97,8 +97,7 @@ def for_hardware(value: Any, name: str, kind: str, *, accelerator: Any, cpu: Any
 
 
 def divides(total: int, name: str, parts: int, what: str) -> int:
-    """Returns `total` if `parts` divides it, else a ValueError naming `name`, the hardware
-    (`what`, e.g. "2 replicas") and the nearest values that would do."""
+    """`total` if `parts` divides it, else a ValueError naming `what` and values that would do."""
     if total % parts:
         low, high = total // parts * parts, (total // parts + 1) * parts
         use = f"use a multiple of {parts}, e.g. " + (f"{low} or {high}." if low else f"{high}.")

@@ -137,13 +137,15 @@ def validate_tpu_vm(spec: TpuVmSpec) -> None:
     """Checks a TPU VM's name, zone, type and version; a JobSpecError lists every broken rule."""
     _raise_if(_type_problems(asdict(spec), "tpu_vm", "TpuVmSpec"))
     problems, (generation, _, size) = [], spec.accelerator_type.rpartition("-")
+    in_rules = TPU_VM["sizes"].get(generation, ())
     if not re.fullmatch(r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?", spec.name):
         problems.append(f"name: {spec.name!r}; allowed: a-z, 0-9, '-', a letter first, <= 63.")
     if not re.fullmatch(r"[a-z]+-[a-z]+[0-9]+-[a-z]", spec.zone):
         problems.append(f"zone: {spec.zone!r} is not a zone; allowed: e.g. us-west4-a.")
-    if not size.isdigit() or int(size) not in TPU_VM["sizes"].get(generation, ()):
+    if not re.fullmatch("[1-9][0-9]*", size) or int(size) not in in_rules:
         known = "; ".join(f"{gen}-{sizes}" for gen, sizes in TPU_VM["sizes"].items())
-        problems.append(f"accelerator_type: {spec.accelerator_type!r}; allowed: {known}.")
+        form = "(written as e.g. v2-8: ASCII digits, no leading 0)"
+        problems.append(f"accelerator_type: {spec.accelerator_type!r}; allowed: {known} {form}.")
         size = ""
     tf = _TF_VERSION.fullmatch(spec.version)
     if tf and size:  # -pod on several hosts; -pjrt or -se from TensorFlow 2.15 on

@@ -28,9 +28,8 @@ NOISE = re.compile(  # TensorFlow's start-up notices, which TF_CPP_MIN_LOG_LEVEL
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
 )
 
-# A task's process leads its group, forks the script and, when that ends, kills what it left. When
-# the launcher dies (SIGKILL too: PR_SET_PDEATHSIG sends SIGTERM), it kills all the script started,
-# in its group or not (in /proc: orphans come back to it, a PR_SET_CHILD_SUBREAPER), then its group.
+# A task's process leads its group, forks the script, then kills what it left; if the launcher dies
+# (SIGKILL too: PDEATHSIG), all the script started (a CHILD_SUBREAPER gets orphans), then its group.
 _WATCHDOG = """\
 import os, runpy, signal, sys
 def kill_all(*_):
@@ -263,9 +262,8 @@ class Job(contextlib.AbstractContextManager):
 def run_script(
     script: str | os.PathLike, args=(), *, timeout: float, **popen
 ) -> subprocess.CompletedProcess:
-    """Runs a Python script like `subprocess.run(..., capture_output=True, text=True)`, under the
-    watchdog of `start`'s tasks: it and all it starts end with this process (a killed kernel
-    too), after `timeout` s (a LaunchError), or on an interrupt."""
+    """`subprocess.run(..., capture_output=True, text=True)` under `start`'s watchdog: the script
+    and its children end with this process, after `timeout` s (LaunchError), or on an interrupt."""
     command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), str(script), *args]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, **{**_POPEN, "stdout": out, "stderr": err, **popen})

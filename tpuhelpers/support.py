@@ -65,8 +65,7 @@ def _version(version: str) -> tuple[int, ...]:
 
 
 def nearest_reference(stack: Stack | None = None, path: Path = REFERENCE) -> dict[str, Any]:
-    """The committed table of `stack` (default: this one), else the nearest with a `note`: same
-    flavor and wheel kind, newest TensorFlow not newer, else oldest newer. LookupError if none."""
+    """The committed table of `stack` (default: this one), else the nearest, with a `note`."""
     stack = checks.of_type(stack or current_stack(), Stack, "stack")
     if not (tables := load_reference(path)):
         raise LookupError(f"{path} holds no table: run `nox -s support_table` to measure.")

@@ -9,7 +9,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,8 @@ TPU_CONFIG_EXAMPLE = '{"tpu_node_name": "my-tpu", "zone": "us-central1-b", "proj
 _LOCAL_SOURCE = "TPU VM: TPUClusterResolver(tpu='local')"
 _NO_CHIP_NOTE = "tensorflow-tpu {} is installed, but this machine has no TPU chip"
 _NO_CHIP_NOTE += " (no /dev/accel* or /dev/vfio/N device)"  # .format(wheel version)
+_API_CLIENT = "Connecting to {} needs the Google API client, not installed here: run "
+_API_CLIENT += "`pip install google-api-python-client oauth2client`, then retry."  # .format(source)
 
 
 class TpuConnectionError(RuntimeError):
@@ -64,8 +66,7 @@ def skip_tpu_metadata_query(
     device_files: Callable[[], list[str]] = tpu_device_files,
     wheel: Callable[[], str | None] = tpu_wheel_version,
 ) -> str | None:
-    """Sets `TPU_SKIP_MDS_QUERY=1` where `tensorflow-tpu` is installed but nothing points at a
-    TPU (else `import tensorflow` retries the metadata server for minutes); returns a note."""
+    """Sets TPU_SKIP_MDS_QUERY=1 where tensorflow-tpu has no TPU to find (no metadata wait)."""
     pointers = ("TPU_SKIP_MDS_QUERY", "TPU_NAME", "TPU_CONFIG", "COLAB_TPU_ADDR")
     if any(name in environ for name in pointers) or device_files() or not (version := wheel()):
         return None
@@ -163,10 +164,12 @@ def _attempt(connect: Callable[[TpuTarget], Any], target: TpuTarget, seconds: fl
             future.set_exception(error)
 
     threading.Thread(target=run, daemon=True, name="tpu-connect").start()
-    try:
-        return future.result(timeout=seconds)
-    except TimeoutError:
-        raise TimeoutError(f"no answer within {seconds:g} s") from None
+    begun, waited = time.monotonic(), 0.0
+    while not wait([future], timeout=min(checks.NOTE_SECONDS, seconds - waited)).done:
+        if (waited := time.monotonic() - begun) >= seconds:
+            raise TimeoutError(f"no answer within {seconds:g} s")
+        print(f"Waiting for the TPU to answer ({target.source}): {waited:.0f} s of {seconds:g} s.")
+    return future.result()
 
 
 def connect_tpu(
@@ -177,9 +180,8 @@ def connect_tpu(
     attempt_timeout: float = 120.0,
     platform: Platform | None = None,
 ) -> Any:
-    """Connects to a TPU, initializes its system and returns the `TPUClusterResolver`. `attempts`:
-    default 40 for a managed job's TPU (may be provisioning), else 1; `attempt_timeout`: seconds
-    each (then restart the kernel). TpuConnectionError (what was tried, last error) if all fail."""
+    """Connects to `target`, initializes its TPU, returns the resolver; `attempts`: default 40 for
+    a managed job's TPU, else 1, `attempt_timeout` s each; TpuConnectionError if all fail."""
     platform = platform or Platform()
     default = 40 if target.wait else 1
     attempts = checks.integer(default if attempts is None else attempts, "attempts")
@@ -188,6 +190,10 @@ def connect_tpu(
     for attempt in range(1, attempts + 1):
         try:
             return _attempt(platform.connect, target, attempt_timeout)
+        except RuntimeError as error:  # TensorFlow's, where googleapiclient is missing: no retry
+            if "Google API client" in str(error):
+                raise TpuConnectionError(_API_CLIENT.format(target.source)) from error
+            raise
         except not_ready as error:
             last_error = error
             if attempt < attempts:

@@ -28,8 +28,9 @@ def _in_scope(strategy: Any, obj: Any) -> bool:
 
 
 def check_created_in_scope(strategy: Any, **objects: Any) -> None:
-    """Raises a ValueError naming each of `objects` (models, optimizers, metrics or variable
-    lists, passed as `model=model`) whose variables were created outside `strategy.scope()`."""
+    """A ValueError naming each of `objects` (`model=model`...) made outside `strategy.scope()`."""
+    if missing := [name for name, obj in objects.items() if obj is None]:
+        raise ValueError(f"{', '.join(missing)} is None: pass the object itself, e.g. model=model.")
     if outside := [name for name, obj in objects.items() if not _in_scope(strategy, obj)]:
         names = ", ".join(outside)
         was, its = ("was", "its") if len(outside) == 1 else ("were", "their")
@@ -42,8 +43,7 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
 
 
 def use_multi_step_train_function(model: Any) -> None:
-    """Makes `fit` run `model.steps_per_execution` steps per call in a `tf.range` loop: notebook 03
-    writes and explains it; `fix_steps_per_execution` uses it (a test checks the two match)."""
+    """Makes `fit` run `steps_per_execution` steps a call in a `tf.range` loop (as notebook 03)."""
     tf = tpu.import_tensorflow()
     strategy = model.distribute_strategy
 
@@ -61,10 +61,9 @@ def use_multi_step_train_function(model: Any) -> None:
 
 
 def fix_steps_per_execution(model: Any, *, always: bool = False) -> Any:
-    """Makes `Model.fit` with `steps_per_execution` > 1 work on several replicas under Keras 3
-    (keras-team/keras#19246) with `use_multi_step_train_function`; returns the model. Call it after
-    `compile` (else a ValueError); feed a repeated dataset and a multiple of `steps_per_execution`
-    as `steps_per_epoch`. Unless `always`, it acts only with Keras 3, several replicas and steps."""
+    """Makes `fit` with `steps_per_execution` > 1 work on several replicas under Keras 3 (keras
+    #19246) and returns it; call it after `compile`, feed a repeated dataset and `steps_per_epoch` a
+    multiple of it. Unless `always`, it acts only with Keras 3, several replicas and steps."""
     if not (getattr(model, "compiled", None) or getattr(model, "_is_compiled", False)):
         raise ValueError("Compile the model first: call model.compile(...), then this function.")
     if keras_flavor() != "keras3":
