@@ -4,4 +4,4 @@ imports no TensorFlow, so that `quiet_tensorflow()` and CPU splitting can act be
 from tpuhelpers.tpu import quiet_tensorflow
 
 __all__ = ["quiet_tensorflow"]
-__version__ = "0.3.0"
+__version__ = "0.4.0"
