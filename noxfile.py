@@ -84,7 +84,7 @@ def stacks_index(session: nox.Session) -> None:
     started = stamps.current("stacks_index")
     install(session)
     session.run("pytest", "-n", "2", "-m", "index", "tests/test_stacks.py")
-    stamps.write("stacks_index", "the stacks resolve against the index", started)
+    stamps.write("stacks_index", {"stacks_index": "the stacks resolve against the index"}, started)
 
 
 def install_with(session: nox.Session, tensorflow: str, constraints: str) -> None:
@@ -106,7 +106,8 @@ def tpu_stack(session: nox.Session) -> None:
     """The unit tests on the real tensorflow-tpu wheel (stacks/tpu.txt), without TPU chips.
 
     Installs the stack with the install cell's own script, then the test tools, and runs the unit
-    tests, including tests/test_tpu_wheel.py, which only runs here. The notebooks on this wheel
+    tests that use TensorFlow or the helper package (`stamps.TPU_STACK_TESTS`), including
+    tests/test_tpu_wheel.py, which only runs here. The notebooks on this wheel
     run from cell 1 in the TPU runtime sessions (`runtime-colab-2026.07-tpu`,
     `runtime-kaggle-tpu`). `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting
     minutes for the Cloud metadata server (the notebooks' `quiet_tensorflow()` sets it too).
@@ -119,10 +120,10 @@ def tpu_stack(session: nox.Session) -> None:
     session.run(
         "python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())", env=env
     )
-    # The index resolution tests ran in `tests` already; they do not depend on the wheel.
-    ignore = ["--ignore", "tests/test_stacks.py", "--ignore", "tests/test_notebooks.py"]
-    session.run("pytest", "-n", "2", "tests", *ignore, "--ignore", "tests/browser", env=env)
-    stamps.write("tpu_stack", "the unit tests on tensorflow-tpu without TPU chips", started)
+    # The tests that use TensorFlow or the helper package; the others test repository tooling.
+    session.run("pytest", "-n", "2", *stamps.TPU_STACK_TESTS, env=env)
+    summary = "the unit tests that use TensorFlow, on tensorflow-tpu without TPU chips"
+    stamps.write("tpu_stack", {"tpu_stack": summary}, started)
 
 
 @nox.session(python=False)
@@ -163,24 +164,32 @@ def pytorch_xla(session: nox.Session) -> None:
     if "--site" in session.posargs:  # the executed copy, with its plots, for `nox -s site`
         args = ("python", "-m", "tools.notebooks", "run", *PYTORCH_XLA_NOTEBOOKS)
         session.run(*args, "--out", "build/pytorch_xla", env=PYTORCH_XLA_ENV)
-    stamps.write("pytorch_xla", "notebook 15 through nbval", started)
+    stamps.write("pytorch_xla", {"pytorch_xla": "notebook 15 through nbval"}, started)
 
 
 def runtime_session(runtime: runtimes.Runtime) -> None:
     """Defines `nox -s runtime-<name>`: the runtime rebuilt from its package list (its Python,
-    its versions), then every notebook of its stacks from cell 1 (tools/runtimes.py)."""
+    its versions), then its notebooks from cell 1 (tools/runtimes.py): those whose stamp is stale
+    (every one with `-- --all`, or those of `-- --notebook STEM ...`). Stamps each that passed."""
 
     # A fresh environment each time: the runtime as published, not the last run's leftovers.
     @nox.session(name=f"runtime-{runtime.name}", python=runtime.python, reuse_venv=False)
     def run_runtime(session: nox.Session) -> None:
-        started = stamps.current(f"runtime-{runtime.name}")
+        name = f"runtime-{runtime.name}"
+        started = stamps.current(name)  # the digests of what this run reads, taken now
+        args = [a for a in session.posargs if a != "--all"]
+        if not args and "--all" not in session.posargs:
+            args = [a for stem in stamps.stale(name) for a in ("--notebook", stem)]
+            if not args:
+                session.skip(f"{name}: every notebook's stamp is fresh (`-- --all` runs them)")
         session.run("python", "-m", "tools.runtimes", "install", runtime.name)
-        session.run("python", "-m", "tools.runtimes", "run", runtime.name, *session.posargs)
-        if not session.posargs:  # every notebook ran
-            report = f"build/runtimes/{runtime.name}/report.json"
-            stamps.write(f"runtime-{runtime.name}", report, started)
+        command = ("python", "-m", "tools.runtimes", "run", runtime.name, *args)
+        session.run(*command, success_codes=[0, 1])  # a failure: the others are still stamped
+        report = Path(f"build/runtimes/{runtime.name}/report.json")
+        if failed := stamps.write_report(name, report, started):
+            session.error("; ".join(failed))
 
-    run_runtime.__doc__ = f"{runtime.title}: Python {runtime.python}, every notebook from cell 1."
+    run_runtime.__doc__ = f"{runtime.title}: Python {runtime.python}, its stale notebooks."
 
 
 for _runtime in runtimes.load():

@@ -3,6 +3,7 @@ exactly the sessions that read it stale (tools/stamps.py)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 from pathlib import Path
@@ -25,51 +26,66 @@ def clone(tmp_path_factory) -> Path:
 
 def stamp_all(root: Path) -> None:
     for name in stamps.sessions(root):
-        stamps.write(name, "test", stamps.current(name, root), root)
+        started = stamps.current(name, root)
+        stamps.write(name, dict.fromkeys(started, "test"), started, root)
         assert stamps.is_fresh(name, root)
 
 
-def stale_after(root: Path, relative: str, change=lambda text: text + "\n# edited\n") -> set[str]:
-    """Stamps every session, edits one file, returns the sessions that became stale; restores."""
+def stale_units(root: Path, relative: str, change=lambda text: text + "\n# edited\n") -> set:
+    """Stamps every session, edits one file, returns the (session, unit) pairs that became
+    stale; restores the file."""
     stamp_all(root)
     path = root / relative
     before = path.read_bytes()
     path.write_text(change(before.decode("utf-8")), encoding="utf-8")
     try:
-        return {name for name in stamps.sessions(root) if not stamps.is_fresh(name, root)}
+        return {(name, unit) for name in stamps.sessions(root) for unit in stamps.stale(name, root)}
     finally:
         path.write_bytes(before)
 
 
+def stale_after(root: Path, relative: str, change=lambda text: text + "\n# edited\n") -> set:
+    """The sessions with a stale unit after editing one file."""
+    return {name for name, _ in stale_units(root, relative, change)}
+
+
 def test_every_stamped_session_is_known(clone):
     names = set(stamps.sessions(clone))
-    assert {"tpu_stack", "pytorch_xla", RUNTIME, "runtime-kaggle-tpu"} <= names
+    assert {"tpu_stack", "stacks_index", "pytorch_xla", RUNTIME, "runtime-kaggle-tpu"} <= names
     assert "runtime-colab-gpu" not in names  # no session: it says why in runtimes.toml
+    units = stamps.sessions(clone)[RUNTIME].units
+    assert "03_keras_fit" in units and "15_pytorch_xla" not in units  # 15: its own session
+
+
+EVERY = {"tpu_stack", "stacks_index", "pytorch_xla", RUNTIME}
 
 
 @pytest.mark.parametrize(
     ("relative", "stale", "fresh"),
     [
-        # Inputs of every session: the helper, the pins, the install script, the session code,
-        # the CI parameters, the runner.
-        ("tpuhelpers/training.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        ("stacks/tpu.txt", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        ("stacks/install.py", {"tpu_stack", RUNTIME}, set()),
-        ("noxfile.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        ("tests/notebook_parameters.yaml", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        ("tools/notebooks.py", {"tpu_stack", RUNTIME}, set()),
+        # Inputs of every session: the helper, the pins, the install script, the session code.
+        ("tpuhelpers/training.py", EVERY, set()),
+        ("stacks/tpu.txt", EVERY, set()),
+        ("stacks/install.py", EVERY, set()),
+        ("noxfile.py", EVERY, set()),
+        # The CI parameters and the runner: where notebooks run.
+        ("tests/notebook_parameters.yaml", {"pytorch_xla", RUNTIME}, {"tpu_stack"}),
+        ("tools/notebooks.py", {"pytorch_xla", RUNTIME}, {"tpu_stack", "stacks_index"}),
+        ("tools/runtimes.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
+        # A module imported by the runner and by a test on the wheel.
         ("tools/paths.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        # nbval's settings: where pytest runs a notebook or the unit tests.
+        # pytest's settings: where pytest runs; nbval's: where nbval compares.
         ("conftest.py", {"tpu_stack", "pytorch_xla"}, {RUNTIME}),
-        ("tests/reference_sanitize.cfg", {"tpu_stack", "pytorch_xla"}, {RUNTIME}),
-        # A TensorFlow notebook: the runtimes run it, PyTorch/XLA does not.
-        ("notebooks/en/03_keras_fit.ipynb", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
-        ("notebooks/en/15_pytorch_xla.ipynb", {"pytorch_xla", RUNTIME}, set()),
+        ("tests/reference_sanitize.cfg", {"pytorch_xla"}, {RUNTIME, "tpu_stack"}),
+        # A TensorFlow notebook: the runtimes run it; PyTorch/XLA and the unit tests do not.
+        ("notebooks/en/03_keras_fit.ipynb", {RUNTIME}, {"pytorch_xla", "tpu_stack"}),
+        ("notebooks/en/15_pytorch_xla.ipynb", {"pytorch_xla"}, {RUNTIME, "tpu_stack"}),
         # One runtime's list: that runtime only.
         ("stacks/runtimes/colab-cpu.txt", {RUNTIME}, {"tpu_stack", "runtime-kaggle-tpu"}),
-        ("tools/runtimes.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
-        # The tests: the unit-test session.
+        # A unit test on the wheel, and the tool it tests.
         ("tests/test_checks.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
+        ("tools/support_cases.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
+        ("tests/test_stacks.py", {"stacks_index"}, {"tpu_stack", RUNTIME}),
     ],
 )
 def test_editing_an_input_makes_its_sessions_stale(clone, relative, stale, fresh):
@@ -78,10 +94,20 @@ def test_editing_an_input_makes_its_sessions_stale(clone, relative, stale, fresh
     assert not fresh & became, f"{relative}: {sorted(fresh & became)} became stale"
 
 
-def test_what_no_session_reads_leaves_every_stamp_fresh(clone):
-    for relative in ("README.md", "stacks/site.txt", "notebooks/de/po/03_keras_fit.po"):
-        if (clone / relative).exists():
-            assert stale_after(clone, relative) - {"tpu_stack"} == set(), relative
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "README.md",
+        "stacks/site.txt",
+        "notebooks/de/po/03_keras_fit.po",
+        "notebooks/de/03_keras_fit.ipynb",
+        "tools/l10n.py",  # translation tooling and its tests run in the default CI
+        "tests/test_l10n.py",
+        "tests/test_notebooks.py",
+    ],
+)
+def test_what_no_session_reads_leaves_every_stamp_fresh(clone, relative):
+    assert stale_units(clone, relative) == set()
 
 
 def _edit_cell(kind: str):
@@ -98,21 +124,40 @@ def _edit_cell(kind: str):
 
 def test_a_notebook_text_or_translation_edit_leaves_every_stamp_fresh(clone):
     for relative in ("notebooks/en/03_keras_fit.ipynb", "notebooks/de/03_keras_fit.ipynb"):
-        assert stale_after(clone, relative, _edit_cell("markdown")) == set(), relative
+        assert stale_units(clone, relative, _edit_cell("markdown")) == set(), relative
 
 
-def test_a_code_edit_in_one_notebook_stales_the_sessions_that_run_it(clone):
-    became = stale_after(clone, "notebooks/en/03_keras_fit.ipynb", _edit_cell("code"))
-    assert {RUNTIME, "runtime-kaggle-tpu", "tpu_stack"} <= became
-    assert "pytorch_xla" not in became
+def test_a_code_edit_in_one_notebook_stales_that_notebook_in_each_runtime_and_nothing_else(clone):
+    became = stale_units(clone, "notebooks/en/03_keras_fit.ipynb", _edit_cell("code"))
+    runs_it = {n for n, s in stamps.sessions(clone).items() if "03_keras_fit" in s.units}
+    assert {RUNTIME, "runtime-kaggle-tpu"} <= runs_it
+    assert became == {(name, "03_keras_fit") for name in runs_it}
 
 
 def test_a_stamp_and_a_cache_are_not_inputs(clone):
     stamp_all(clone)
     (clone / "tpuhelpers" / "__pycache__").mkdir(exist_ok=True)
     (clone / "tpuhelpers" / "__pycache__" / "x.pyc").write_bytes(b"cache")
-    stamps.write("tpu_stack", "again", stamps.current("tpu_stack", clone), clone)
+    stamps.write("tpu_stack", {"tpu_stack": "again"}, stamps.current("tpu_stack", clone), clone)
     assert all(stamps.is_fresh(name, clone) for name in stamps.sessions(clone))
+
+
+def test_a_runtime_report_stamps_the_notebooks_that_passed_only(clone, tmp_path):
+    stamp_all(clone)
+    stamp = stamps.sessions(clone)[RUNTIME].stamp
+    stamp.unlink()
+    started = stamps.current(RUNTIME, clone)
+    records = [
+        {"notebook": "01_tpu_initialization", "outcome": "ok", "seconds": 9.5},
+        {"notebook": "03_keras_fit", "outcome": "FAILED: cell 7 raised", "seconds": 60.0},
+    ]
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"notebooks": records}), encoding="utf-8")
+    failed = stamps.write_report(RUNTIME, report, started, clone)
+    assert failed == ["03_keras_fit: FAILED: cell 7 raised"]
+    left = stamps.stale(RUNTIME, clone)
+    assert "03_keras_fit" in left and "01_tpu_initialization" not in left
+    assert "01_tpu_initialization  passed: ok in 9.5 s" in stamp.read_text()
 
 
 def test_an_unknown_session_is_named():
@@ -122,17 +167,36 @@ def test_an_unknown_session_is_named():
 
 def test_inputs_edited_while_a_session_ran_are_not_stamped(clone):
     stamp_all(clone)
-    before = (clone / "tools/stamps.py").read_bytes()
-    started = stamps.current("tpu_stack", clone)
-    stamp = stamps.sessions(clone)["tpu_stack"][1]
-    recorded = stamp.read_text()
-    (clone / "tools/stamps.py").write_text(before.decode() + "\n# edited\n")
+    notebook = clone / "notebooks/en/03_keras_fit.ipynb"
+    before = notebook.read_bytes()
+    started = stamps.current(RUNTIME, clone)
+    stamp = stamps.sessions(clone)[RUNTIME].stamp
+    stamp.unlink()
+    notebook.write_text(_edit_cell("code")(before.decode()), encoding="utf-8")
+    passed = {"01_tpu_initialization": "ok", "03_keras_fit": "ok"}
     try:
-        with pytest.raises(RuntimeError, match="tpu_stack: its inputs changed while it ran"):
-            stamps.write("tpu_stack", "passed?", started, clone)
-        assert stamp.read_text() == recorded
+        with pytest.raises(RuntimeError, match=f"{RUNTIME}: the inputs of 03_keras_fit changed"):
+            stamps.write(RUNTIME, passed, started, clone)
+        # The unchanged notebook is stamped; the edited one is not.
+        left = stamps.stale(RUNTIME, clone)
+        assert "03_keras_fit" in left and "01_tpu_initialization" not in left
+        assert "03_keras_fit" not in stamp.read_text()
     finally:
-        (clone / "tools/stamps.py").write_bytes(before)
+        notebook.write_bytes(before)
+
+
+def test_the_tests_on_the_wheel_are_every_test_that_imports_tensorflow_or_the_helper():
+    # A test file that imports TensorFlow or tpuhelpers runs on the TPU wheel (`tpu_stack`),
+    # except the resolution of the pins against the index (`stacks_index`).
+    uses = set()
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        names |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        if {n.split(".")[0] for n in names} & {"tensorflow", "tpuhelpers", "keras", "jax"}:
+            uses.add(f"tests/{path.name}")
+    assert uses - {"tests/test_stacks.py"} <= set(stamps.TPU_STACK_TESTS)
+    assert all((ROOT / test).is_file() for test in stamps.TPU_STACK_TESTS)
 
 
 @pytest.mark.parametrize(
@@ -143,12 +207,14 @@ def test_inputs_edited_while_a_session_ran_are_not_stamped(clone):
         None,  # the right digest, cut before its summary and newline
         b"\xff\xfe not UTF-8",
         b"<html>404</html>\n",
+        # The one-line shape stamps had before they had a line per unit.
+        b"ce6128ed294dc481ed271d15e14ce6128ed294dc481ed271d15e14ce6128ed294d  passed: x\n",
     ],
 )
 def test_a_damaged_stamp_is_named_and_counts_as_stale(clone, capsys, damaged):
     # Before: an empty file raised IndexError, bytes that are not UTF-8 UnicodeDecodeError.
     stamp_all(clone)
-    stamp = stamps.sessions(clone)["tpu_stack"][1]
+    stamp = stamps.sessions(clone)["tpu_stack"].stamp
     before = stamp.read_bytes()
     stamp.write_bytes(before.split(b" ")[0] if damaged is None else damaged)
     try:
@@ -162,7 +228,7 @@ def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatc
     # Before: the stamp was truncated, then written in place: a failure half-way (a full disk)
     # or a second writer left a part of a stamp.
     stamp_all(clone)
-    stamp = stamps.sessions(clone)["tpu_stack"][1]
+    stamp = stamps.sessions(clone)["tpu_stack"].stamp
     before = stamp.read_text()
     write_text = Path.write_text
 
@@ -172,7 +238,7 @@ def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatc
 
     monkeypatch.setattr(Path, "write_text", full_disk)
     with pytest.raises(OSError, match="No space left"):
-        stamps.write("tpu_stack", "again", stamps.current("tpu_stack", clone), clone)
+        stamps.write("tpu_stack", {"tpu_stack": "again"}, stamps.current("tpu_stack", clone), clone)
     monkeypatch.undo()
     assert stamp.read_text() == before and stamps.is_fresh("tpu_stack", clone)
     assert not [p for p in stamp.parent.iterdir() if p.name.startswith(".tpu_stack.")]

@@ -386,11 +386,13 @@ def restore(baseline: dict[str, str]) -> list[str]:
     return added + changed
 
 
-def notebooks_of(runtime: Runtime) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
-    """The English notebooks a runtime session runs (with their stack), and those it leaves out
-    (with the reason)."""
+def notebooks_of(
+    runtime: Runtime, root: Path = ROOT
+) -> tuple[list[tuple[Path, str]], list[tuple[Path, str]]]:
+    """The English notebooks (of the checkout at `root`) a runtime session runs, with their
+    stack, and those it leaves out, with the reason."""
     runs, left_out = [], []
-    for path in paths.all_notebooks("en"):
+    for path in paths.all_notebooks("en", root):
         stack = paths.stack(path)
         tpu_wheel = runtime.hardware == "tpu" and stack == "tensorflow"
         if stack == "pytorch":
