@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -565,25 +566,23 @@ def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) ->
 @pytest.mark.parametrize(
     ("broken", "why"),
     [
-        ('msgstr "ein \\q Escape"', "unterminated string or invalid escape sequence"),
-        ('msgstr "nicht beendet', "unterminated string or invalid escape sequence"),
-        ('msgstr "ein Backslash am Ende\\"', "unterminated string or invalid escape sequence"),
+        ('msgstr "ein \\q Escape"', "invalid control sequence"),
+        ('msgstr "nicht beendet', "end-of-line within string"),
+        ('msgstr "ein Backslash am Ende\\"', "end-of-line within string"),
+        ('msgstr "Zeilenende\\n"', "'msgid' and 'msgstr' entries do not both end with"),
     ],
-    ids=["bad-escape", "unterminated", "escaped-last-quote"],
+    ids=["bad-escape", "unterminated", "escaped-last-quote", "newline-at-end"],
 )
-@pytest.mark.parametrize("msgfmt", [True, False], ids=["with-msgfmt", "polib-only"])
-def test_po_entries_msgfmt_refuses_are_refused_not_accepted(
-    tree: l10n.Tree, monkeypatch: pytest.MonkeyPatch, broken: str, why: str, msgfmt: bool
+def test_po_entries_msgfmt_refuses_are_refused_with_their_line(
+    tree: l10n.Tree, broken: str, why: str
 ) -> None:
-    # polib accepts these and corrupts the text; `msgfmt --check` refuses them.
-    if not msgfmt:
-        monkeypatch.setattr(catalogs.shutil, "which", lambda name: None)
+    # polib accepts these (and would corrupt the text); `msgfmt --check` refuses them.
     path = tree.catalog("de", "02_beta")
     lines = path.read_text(encoding="utf-8").splitlines()
     number = next(i for i, line in enumerate(lines) if line.startswith('msgstr ""') and i > 5)
     lines[number] = broken
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(l10n.L10nError, match=rf"^notebooks/de/po/02_beta.po:{number + 1}: .*{why}"):
+    with pytest.raises(l10n.L10nError, match=rf"^notebooks/de/po/02_beta.po:{number + 1}: {why}"):
         l10n.read_catalog(path, tree)
     assert l10n.main(["check", "--root", str(tree.root)]) == 1
 
@@ -647,3 +646,98 @@ def test_a_glossary_that_is_not_utf8_is_named(tree: l10n.Tree) -> None:
         line.startswith("notebooks/de/po/GLOSSARY.md: not UTF-8 text (byte 5") for line in found
     ), found
     assert any("GLOSSARY.md: not UTF-8" in line for line in l10n.build(tree, ["de"]))
+
+
+# ----------------------------------------------------------------------------- gettext
+
+
+def snapshot(root: Path) -> dict[Path, bytes]:
+    """Every file under `root` and its bytes."""
+    return {path: path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["extract"], ["extract", "--prune"], ["extract", "--add", "ja"], ["build"], ["check"]],
+)
+def test_without_gettext_a_command_says_what_to_install_and_touches_nothing(
+    tree: l10n.Tree, tmp_path_factory: pytest.TempPathFactory, monkeypatch, capsys, argv
+) -> None:
+    (tree.notebooks / "en" / "02_beta.ipynb").unlink()  # `--prune` would delete its catalogs
+    set_english_block(tree, "01_alpha", "Run this:", "Run this now:")  # extract would merge
+    before = snapshot(tree.root)
+    monkeypatch.setenv("PATH", str(tmp_path_factory.mktemp("empty-path")))
+    assert l10n.main([*argv, "--root", str(tree.root)]) == 1
+    error = capsys.readouterr().err
+    assert error == (
+        "error: msgmerge not found: install GNU gettext (Debian/Ubuntu: apt-get install gettext; "
+        "macOS: brew install gettext)\n"
+    )
+    assert snapshot(tree.root) == before
+    with pytest.raises(l10n.L10nError, match="^msgmerge not found: install GNU gettext"):
+        l10n.extract(tree, prune=True)
+    assert snapshot(tree.root) == before
+
+
+def test_without_msgfmt_a_catalog_is_not_read(tree: l10n.Tree, monkeypatch, capsys) -> None:
+    which = catalogs.shutil.which
+    monkeypatch.setattr(
+        catalogs.shutil, "which", lambda name: None if name == "msgfmt" else which(name)
+    )
+    with pytest.raises(l10n.L10nError, match=r"^msgfmt not found: install GNU gettext \(Debian"):
+        catalog(tree, "de", "01_alpha")
+    assert l10n.main(["report", "--root", str(tree.root)]) == 1
+    assert capsys.readouterr().err.startswith("error: msgfmt not found: install GNU gettext")
+
+
+def test_a_gettext_program_that_hangs_is_stopped(
+    tree: l10n.Tree, tmp_path_factory: pytest.TempPathFactory, monkeypatch
+) -> None:
+    folder = tmp_path_factory.mktemp("slow-gettext")
+    for name in ("msgmerge", "msgfmt"):
+        (folder / name).write_text(f"#!/bin/sh\nexec {shutil.which('sleep')} 5\n", encoding="utf-8")
+        (folder / name).chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.setattr(catalogs, "TIMEOUT_S", 0.2)
+    with pytest.raises(
+        l10n.L10nError, match=r"^notebooks/de/po/01_alpha.po: msgfmt did not finish"
+    ):
+        catalog(tree, "de", "01_alpha")
+    found = l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")
+    with pytest.raises(l10n.L10nError, match=r"01_alpha.po: msgmerge did not finish in 0.2 s"):
+        catalogs.update_catalog(catalogs.new_catalog("de", "01_alpha"), found, "de", "01_alpha")
+
+
+def test_extract_follows_english_order_keeps_comments_and_completes_the_header(
+    tree: l10n.Tree,
+) -> None:
+    translate_all(tree)
+    path = tree.catalog("de", "01_alpha")
+    po = l10n.read_catalog(path, tree)
+    po.find("Run this:").tcomment = "Imperativ, Sie-Form"
+    po.find("## Summary").tcomment = "wie in allen Heften"
+    del po.metadata["Language"], po.metadata["Plural-Forms"]
+    po.metadata["Last-Translator"] = "Ada <ada@example.com>"
+    path.write_text(l10n.serialize(po), encoding="utf-8")
+    long = "A long line " + "that is not wrapped " * 8 + "at all."
+    set_english_block(tree, "01_alpha", "## Summary", f"## Summary again\n\n{long}\n\nRun this:")
+    log = l10n.extract(tree, ["de"])
+    assert "notebooks/de/po/01_alpha.po: updated: 1 new, 1 fuzzy, 0 obsolete, 10 messages" in log
+    po = catalog(tree, "de", "01_alpha")
+    english = [m.msgid for m in l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")]
+    assert [entry.msgid for entry in po] == list(dict.fromkeys(english))
+    twice = po.find("Run this:")  # one message, both places
+    assert twice.occurrences == [("01_alpha.ipynb:cell-005", "0"), ("01_alpha.ipynb:cell-006", "2")]
+    assert twice.tcomment == "Imperativ, Sie-Form" and not twice.fuzzy
+    changed = po.find("## Summary again")
+    assert changed.fuzzy and changed.previous_msgid == "## Summary"
+    assert changed.tcomment == "wie in allen Heften" and changed.msgstr == "## Summary ✓"
+    assert po.metadata["Language"] == "de" and po.metadata["Plural-Forms"].startswith("nplurals=2")
+    assert po.metadata["Last-Translator"] == "Ada <ada@example.com>"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("# Deutsch (de) translation of notebooks/en/01_alpha.ipynb")
+    assert "#: 01_alpha.ipynb:cell-005:0 01_alpha.ipynb:cell-006:2\n" in text
+    assert f'msgid "{long}"\n' in text  # no wrapping
+    assert "POT-Creation-Date" not in text and "PO-Revision-Date" not in text
+    assert l10n.extract(tree, ["de"]) == ["catalogs up to date"]
+    assert not [line for line in l10n.check(tree, ["de"]) if "out of date" in line]

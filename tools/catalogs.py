@@ -1,20 +1,22 @@
 """The PO catalogs of the translations, and the tree that holds them (`l10n` is the command line).
 
 A catalog is `notebooks/<lang>/po/<notebook>.po`: one message per translatable block of the English
-notebook (`Message`). This module reads catalogs and refuses what `msgfmt --check` refuses, and
-the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`), writes them in
-one canonical form (`serialize`), starts them for a language (`validate_language`,
-`new_catalog`) and merges the messages of the English notebook into them, like msgmerge
-(`update_catalog`). `Tree` is where the notebooks and catalogs of a checkout are.
+notebook (`Message`). This module reads catalogs and refuses what GNU gettext's `msgfmt --check`
+refuses, and the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`),
+writes them in one canonical form (`serialize`), starts them for a language (`validate_language`,
+`new_catalog`) and merges the messages of the English notebook into them with GNU `msgmerge`
+(`update_catalog`, from a POT of the English: `template`). gettext must be installed
+(`require_gettext`). `Tree` is where the notebooks and catalogs of a checkout are.
 """
 
 from __future__ import annotations
 
-import difflib
+import copy
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +30,6 @@ SOURCE = paths.SOURCE
 # the notebook source and a diff shows the lines that changed. (A CJK paragraph is one line.)
 WRAP_WIDTH = 0
 FUZZY = "fuzzy"
-# How alike (difflib ratio) an old message must be to lend its translation to a changed one:
-# at the same place (cell and block), or anywhere in the catalog.
-SAME_PLACE_SIMILARITY = 0.3
-ANYWHERE_SIMILARITY = 0.6
 PLURAL_FORMS = {
     "de": "nplurals=2; plural=(n != 1);",
     "es-419": "nplurals=2; plural=(n != 1);",
@@ -160,11 +158,12 @@ def po_language(lang: str) -> str:
 
 
 def read_catalog(path: Path, tree: Tree) -> polib.POFile:
-    """Reads a PO catalog.
+    """Reads a PO catalog, which polib and `msgfmt --check --check-format` must both accept.
 
     Raises:
-        L10nError: The file has a syntax error or duplicate messages; the message names the file
-            and, for syntax errors, the line.
+        L10nError: The file has a syntax error, duplicate messages, an escape polib would not
+            decode, or msgfmt refuses it (or is missing); the message names the file and, where
+            it can, the line.
     """
     try:
         Path(path).read_bytes().decode("utf-8")
@@ -178,8 +177,6 @@ def read_catalog(path: Path, tree: Tree) -> polib.POFile:
             str(path), wrapwidth=WRAP_WIDTH, encoding="utf-8", check_for_duplicates=True
         )
         text = Path(path).read_text(encoding="utf-8")
-        if problems := po_syntax_problems(text):
-            raise OSError(f"{path} (line {problems[0][0]}): {problems[0][1]}")
         if problems := po_escape_problems(text):
             number, escape = problems[0]
             raise L10nError(
@@ -202,21 +199,8 @@ def read_catalog(path: Path, tree: Tree) -> polib.POFile:
         raise L10nError(f"{tree.rel(path)}: not a valid PO catalog: {text}") from None
 
 
-_PO_STRING = re.compile(r'"(?:[^"\\]|\\[\\"abfnrtv]|\\[0-7]{1,3}|\\x[0-9a-fA-F]+)*"')
+# A line of a PO string: a keyword (or a continuation) and the quoted text.
 _PO_LINE = re.compile(r'(?:#~ )?(?:msgctxt|msgid|msgid_plural|msgstr(?:\[\d+\])?)?\s*(".*)')
-
-
-def po_syntax_problems(text: str) -> list[tuple[int, str]]:
-    """(line, problem) for each string line that is unterminated or has an escape that
-    `msgfmt --check` refuses; polib accepts both and would corrupt the text."""
-    problems = []
-    for number, line in enumerate(text.splitlines(), 1):
-        found = _PO_LINE.fullmatch(line.strip())
-        if found and not _PO_STRING.fullmatch(found.group(1).rstrip()):
-            problems.append((number, "unterminated string or invalid escape sequence"))
-    return problems
-
-
 # Escapes gettext decodes that polib leaves as they are (polib decodes \\ \" \n \t \r \v \b \f):
 # the bell, octal and hexadecimal ones. A backslash pair (\\) is consumed first.
 _ESCAPE = re.compile(r"\\(?:[0-7]{1,3}|x[0-9a-fA-F]+|.)")
@@ -235,16 +219,83 @@ def po_escape_problems(text: str) -> list[tuple[int, str]]:
     return problems
 
 
+GETTEXT = (
+    "install GNU gettext (Debian/Ubuntu: apt-get install gettext; macOS: brew install gettext)"
+)
+# The bound on one run of msgmerge or msgfmt on one catalog, in seconds.
+TIMEOUT_S = 60
+# Keep the previous English of a fuzzy message (`#| msgid`), do not wrap (see WRAP_WIDTH), keep the
+# order of the English notebook (no --sort-output) and msgmerge's fuzzy matching.
+MSGMERGE_OPTIONS = ("--quiet", "--previous", "--no-wrap")
+_MSGFMT_LINE = re.compile(r"(\d+)(?::\d+)?: (.*)")
+
+
+def gettext_program(name: str) -> str:
+    """The path of one of GNU gettext's programs (`msgmerge`, `msgfmt`).
+
+    Raises:
+        L10nError: It is not on PATH; the message says how to install gettext.
+    """
+    if found := shutil.which(name):
+        return found
+    raise L10nError(f"{name} not found: {GETTEXT}")
+
+
+def require_gettext() -> None:
+    """Checks that msgmerge and msgfmt are installed (the commands call it before any work).
+
+    Raises:
+        L10nError: One of them is missing; the message names it and how to install gettext.
+    """
+    for name in ("msgmerge", "msgfmt"):
+        gettext_program(name)
+
+
+def run_gettext(args: list[str], what: str) -> subprocess.CompletedProcess[str]:
+    """Runs a gettext program, `args[0]` by name, for at most TIMEOUT_S seconds.
+
+    Args:
+        args: The program's name and its arguments.
+        what: The file it works on, for messages.
+
+    Raises:
+        L10nError: The program is missing or did not finish in time.
+    """
+    command = [gettext_program(args[0]), *args[1:]]
+    try:
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise L10nError(f"{what}: {args[0]} did not finish in {TIMEOUT_S} s") from None
+
+
 def msgfmt_check(path: Path, tree: Tree) -> None:
-    """Runs GNU `msgfmt --check` on a catalog where gettext is installed (60 s bound)."""
-    if not (msgfmt := shutil.which("msgfmt")):
+    """Runs `msgfmt --check --check-format` on a catalog: what gettext refuses is refused.
+
+    Raises:
+        L10nError: msgfmt refuses the catalog; the message names the file, the line and why.
+    """
+    args = ["msgfmt", "--check", "--check-format", "-o", os.devnull, str(path)]
+    run = run_gettext(args, tree.rel(path))
+    if not run.returncode:
         return
-    run = subprocess.run(
-        [msgfmt, "--check", "-o", os.devnull, str(path)], capture_output=True, text=True, timeout=60
-    )
-    if run.returncode:
-        first = run.stderr.strip().splitlines()[0] if run.stderr.strip() else "failed"
-        raise L10nError(f"{tree.rel(path)}: msgfmt --check: {first.split(': ', 1)[-1]}")
+    lines = run.stderr.splitlines()
+    for line in lines:
+        found = _MSGFMT_LINE.fullmatch(line.removeprefix(f"{path}:"))
+        if line.startswith(f"{path}:") and found and not found.group(2).startswith("warning:"):
+            number, why = int(found.group(1)), found.group(2)
+            # gettext reads the newline that ends a string left open before it reports it.
+            number -= why == "end-of-line within string"
+            raise L10nError(f"{tree.rel(path)}:{number}: {why} (`msgfmt --check` refuses it)")
+    first = next((line for line in lines if line.strip()), f"exit status {run.returncode}")
+    raise L10nError(f"{tree.rel(path)}: msgfmt --check fails: {first}")
 
 
 def serialize(catalog: polib.POFile) -> str:
@@ -278,35 +329,54 @@ def new_catalog(lang: str, stem: str) -> polib.POFile:
     return catalog
 
 
-def _similarity(a: str, b: str) -> float:
-    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
-
-
 @dataclass
 class Update:
     """The result of updating one catalog: the catalog and what changed.
 
     Attributes:
         catalog: The updated catalog.
+        text: The updated catalog as msgmerge wrote it.
         new: Messages new in English, untranslated.
         fuzzy: Changed messages that got an old translation, marked fuzzy.
         obsolete: Translated messages no longer in English, kept as obsolete.
     """
 
     catalog: polib.POFile
+    text: str
     new: int = 0
     fuzzy: int = 0
     obsolete: int = 0
 
 
-def update_catalog(old: polib.POFile, found: list[Message], lang: str, stem: str) -> Update:
-    """Merges the messages of the English notebook into a catalog (like msgmerge).
+def template(found: list[Message]) -> polib.POFile:
+    """The messages of an English notebook as a POT: one entry per text, in order, with every
+    place it appears. No POT-Creation-Date: the catalogs would change on every extract."""
+    pot = polib.POFile(wrapwidth=WRAP_WIDTH, encoding="utf-8")
+    pot.metadata = {
+        "MIME-Version": "1.0",
+        "Content-Type": "text/plain; charset=UTF-8",
+        "Content-Transfer-Encoding": "8bit",
+    }
+    entries: dict[str, polib.POEntry] = {}
+    for message in found:
+        if message.msgid in entries:
+            entries[message.msgid].occurrences.append(message.occurrence)
+            continue
+        entry = polib.POEntry(msgid=message.msgid, occurrences=[message.occurrence])
+        entry.comment = message.hint
+        entries[message.msgid] = entry
+        pot.append(entry)
+    return pot
 
-    A message whose English is unchanged keeps its translation and flags. A changed message takes
-    the translation of the old message at the same place (cell and block) if the texts are still
-    alike, else of the most alike translated message that left English; it is marked fuzzy and
-    keeps the English the translation was made for as `previous_msgid`. Translated messages that
-    left English become obsolete, untranslated ones are dropped.
+
+def update_catalog(old: polib.POFile, found: list[Message], lang: str, stem: str) -> Update:
+    """Merges the messages of the English notebook into a catalog with GNU msgmerge.
+
+    A message whose English is unchanged keeps its translation, comments and flags. A new message
+    takes the translation of the most alike translated message (msgmerge's fuzzy matching), marked
+    fuzzy, with the English that translation was made for as `previous_msgid`. Translated messages
+    that left English become obsolete (`#~`), untranslated ones are dropped, and an obsolete one
+    whose English comes back is active again. The order is the English notebook's.
 
     Args:
         old: The catalog as it is (or `new_catalog()`).
@@ -316,57 +386,31 @@ def update_catalog(old: polib.POFile, found: list[Message], lang: str, stem: str
 
     Returns:
         The updated catalog and counts of what changed.
+
+    Raises:
+        L10nError: msgmerge is missing, failed or did not finish in time.
     """
-    catalog = _empty_like(old, lang, stem)
-    grouped: dict[str, list[Message]] = {}
-    for message in found:
-        grouped.setdefault(message.msgid, []).append(message)
-    by_msgid: dict[str, polib.POEntry] = {}
-    for entry in [*active_entries(old), *old.obsolete_entries()]:  # active ones win
-        by_msgid.setdefault(entry.msgid, entry)
-    donors = [entry for entry in by_msgid.values() if entry.msgstr]
-    used: set[str] = set()
-    result = Update(catalog)
-    for msgid, places in grouped.items():
-        entry = polib.POEntry(
-            msgid=msgid,
-            occurrences=[message.occurrence for message in places],
-            comment=places[0].hint,
-        )
-        previous = by_msgid.get(msgid)
-        if previous is not None:
-            entry.msgstr, entry.tcomment = previous.msgstr, previous.tcomment
-            if previous.fuzzy:
-                entry.flags = [FUZZY]
-                entry.previous_msgid = previous.previous_msgid
-        else:
-            donor = _donor(entry, donors, set(grouped))
-            if donor is None:
-                result.new += 1
-            else:
-                used.add(donor.msgid)
-                entry.msgstr, entry.tcomment = donor.msgstr, donor.tcomment
-                entry.flags = [FUZZY]
-                # A fuzzy donor's translation was made for its own previous English.
-                entry.previous_msgid = (donor.fuzzy and donor.previous_msgid) or donor.msgid
-                result.fuzzy += 1
-        catalog.append(entry)
-    for entry in by_msgid.values():
-        if entry.msgid in grouped or entry.msgid in used or not entry.msgstr:
-            continue
-        result.obsolete += not entry.obsolete
-        catalog.append(_obsolete(entry))
-    return result
+    with tempfile.TemporaryDirectory(prefix="l10n-msgmerge-") as folder:
+        definitions, pot, out = (Path(folder) / name for name in ("def.po", "ref.pot", "out.po"))
+        definitions.write_text(serialize(_completed(old, lang, stem)), encoding="utf-8")
+        pot.write_text(serialize(template(found)), encoding="utf-8")
+        args = ["msgmerge", *MSGMERGE_OPTIONS, "-o", str(out), str(definitions), str(pot)]
+        run = run_gettext(args, f"notebooks/{lang}/po/{stem}.po")
+        if run.returncode:
+            why = run.stderr.strip().replace(f"{folder}/", "") or f"exit status {run.returncode}"
+            raise L10nError(f"notebooks/{lang}/po/{stem}.po: msgmerge fails: {why}")
+        text = out.read_text(encoding="utf-8")
+        catalog = polib.pofile(str(out), wrapwidth=WRAP_WIDTH, encoding="utf-8")
+    return _counted(old, Update(catalog, text))
 
 
-def _empty_like(old: polib.POFile, lang: str, stem: str) -> polib.POFile:
-    """An empty catalog with the header and metadata of `old`, completed for `lang`."""
-    template = new_catalog(lang, stem)
-    catalog = polib.POFile(wrapwidth=WRAP_WIDTH, encoding="utf-8")
-    catalog.header = old.header or template.header
-    catalog.metadata_is_fuzzy = old.metadata_is_fuzzy
+def _completed(old: polib.POFile, lang: str, stem: str) -> polib.POFile:
+    """A copy of `old` whose header has what every catalog of `lang` has (msgmerge keeps the
+    header of the catalog it updates)."""
+    catalog = copy.deepcopy(old)
+    catalog.header = old.header or new_catalog(lang, stem).header
     catalog.metadata = {
-        **template.metadata,
+        **new_catalog(lang, stem).metadata,
         **old.metadata,
         "Language": po_language(lang),
         "MIME-Version": "1.0",
@@ -377,33 +421,17 @@ def _empty_like(old: polib.POFile, lang: str, stem: str) -> polib.POFile:
     return catalog
 
 
-def _obsolete(entry: polib.POEntry) -> polib.POEntry:
-    """An obsolete copy of a translated entry that left English (`#~` in the catalog)."""
-    return polib.POEntry(
-        msgid=entry.msgid,
-        msgstr=entry.msgstr,
-        tcomment=entry.tcomment,
-        flags=list(entry.flags),
-        obsolete=True,
-    )
-
-
-def _donor(
-    entry: polib.POEntry, donors: list[polib.POEntry], current: set[str]
-) -> polib.POEntry | None:
-    """Picks the old translated entry whose translation a changed message inherits, if any."""
-    places = set(entry.occurrences)
-    scored = [(_similarity(entry.msgid, d.msgid), d) for d in donors if places & set(d.occurrences)]
-    here = [(score, d) for score, d in scored if score >= SAME_PLACE_SIMILARITY]
-    if here:
-        return max(here, key=lambda pair: pair[0])[1]
-    elsewhere = [
-        (score, d)
-        for d in donors
-        if d.msgid not in current
-        and (score := _similarity(entry.msgid, d.msgid)) >= ANYWHERE_SIMILARITY
-    ]
-    return max(elsewhere, key=lambda pair: pair[0])[1] if elsewhere else None
+def _counted(old: polib.POFile, update: Update) -> Update:
+    """Counts the new, fuzzy and obsolete messages of an update of `old`."""
+    known = {entry.msgid for entry in old}
+    active = {entry.msgid for entry in active_entries(old)}
+    for entry in update.catalog:
+        if entry.obsolete:
+            update.obsolete += entry.msgid in active
+        elif entry.msgid not in known:
+            update.fuzzy += entry.fuzzy
+            update.new += not entry.fuzzy
+    return update
 
 
 def active_entries(catalog: polib.POFile) -> list[polib.POEntry]:

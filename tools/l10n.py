@@ -23,6 +23,8 @@ notebook differs from what `build` writes; it also runs the badge and link check
 (the language indexes included).
 `report` counts translated, fuzzy and untranslated messages per language and notebook.
 
+GNU gettext must be installed: `msgmerge` merges the catalogs and `msgfmt --check` checks them.
+
 The work is shared: `tools.catalogs` reads, writes and merges the PO catalogs (and knows the tree),
 `tools.translation` finds the messages of the English notebooks and builds the localized ones,
 `tools.markdown` parses the markdown; this module holds the four commands and re-exports the names
@@ -48,6 +50,7 @@ from tools.catalogs import (
     active_entries,
     new_catalog,
     read_catalog,
+    require_gettext,
     serialize,
     update_catalog,
     validate_language,
@@ -79,9 +82,10 @@ def extract(
         One line per catalog: what changed.
 
     Raises:
-        L10nError: An unknown language, an unreadable catalog, or (without `prune`) a catalog
-            whose English notebook is gone.
+        L10nError: gettext is not installed, an unknown language, an unreadable catalog, or
+            (without `prune`) a catalog whose English notebook is gone.
     """
+    require_gettext()  # before any file is touched
     if add:
         validate_language(add)
         (tree.notebooks / add / "po").mkdir(parents=True, exist_ok=True)
@@ -101,10 +105,9 @@ def extract(
             existed = path.exists()
             old = read_catalog(path, tree) if existed else new_catalog(lang, source.stem)
             update = update_catalog(old, found, lang, source.stem)
-            text = serialize(update.catalog)
-            if existed and path.read_text(encoding="utf-8") == text:
+            if existed and path.read_text(encoding="utf-8") == update.text:
                 continue
-            path.write_text(text, encoding="utf-8")
+            path.write_text(update.text, encoding="utf-8")
             what = "updated" if existed else "created"
             log.append(
                 f"{tree.rel(path)}: {what}: {update.new} new, {update.fuzzy} fuzzy, "
@@ -441,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tree = Tree(args.root.resolve())
     try:
+        require_gettext()
         require_notebooks(tree)
         if args.command == "extract":
             print("\n".join(extract(tree, args.lang, prune=args.prune, add=args.add)))
