@@ -54,6 +54,7 @@ def test_every_stamped_session_is_known(clone):
         # the CI parameters, the runner.
         ("tpuhelpers/training.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("stacks/tpu.txt", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
+        ("stacks/tools.txt", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("stacks/install.py", {"tpu_stack", RUNTIME}, set()),
         ("noxfile.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("tests/notebook_parameters.yaml", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
@@ -68,6 +69,7 @@ def test_every_stamped_session_is_known(clone):
         # One runtime's list: that runtime only.
         ("stacks/runtimes/colab-cpu.txt", {RUNTIME}, {"tpu_stack", "runtime-kaggle-tpu"}),
         ("tools/runtimes.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
+        ("tools/pins.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
         # The tests: the unit-test session.
         ("tests/test_checks.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
     ],

@@ -40,6 +40,7 @@ COMMON = (
     "stacks/jax.txt",
     "stacks/pytorch_xla.txt",
     "stacks/tpu.txt",
+    "stacks/tools.txt",
     "tpuhelpers",
     "tests/notebook_parameters.yaml",
     "tools/__init__.py",
@@ -78,7 +79,7 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
         if entry.get("session", True):
             name = entry["name"]
             own = ("notebooks/en", "stacks/runtimes/runtimes.toml", f"stacks/runtimes/{name}.txt")
-            inputs = COMMON + own + ("tools/runtimes.py",)
+            inputs = COMMON + own + ("tools/runtimes.py", "tools/pins.py")
             found[f"runtime-{name}"] = (inputs, root / f"stacks/runtimes/{name}.passed")
     return found
 
