@@ -1,6 +1,6 @@
 """Every tool's version is named once, in stacks/tools.txt: the files that install tools read it
 (requirements.txt and stacks/site.txt with `-c`, the nox sessions, .ci/run, the runtime runner
-through tools/pins.py), and no package is pinned to two versions anywhere they are pinned."""
+through tools/pins.py), and no package is pinned to two versions anywhere it is pinned."""
 
 from __future__ import annotations
 
@@ -103,6 +103,14 @@ def test_where_a_copy_gives_a_tools_version_it_is_stacks_tools_txt_s():
         if version != tools[name]
     ]
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_environment_s_stack_pins_are_the_stacks():
+    # requirements.txt installs the CPU stack and Keras on JAX (notebooks 10 and 17) together.
+    own = pins.read(ROOT / "requirements.txt")
+    for stack in ("stacks/cpu.txt", "stacks/jax.txt"):
+        for name, version in pins.read(ROOT / stack).items():
+            assert own.get(name, version) == version, f"requirements.txt: {name} is not {stack}'s"
 
 
 def nox_strings() -> list[tuple[int, str]]:
