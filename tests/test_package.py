@@ -1,7 +1,7 @@
 """The reader package: what a notebook reader installs, built and installed for real.
 
 The wheel holds `tpuhelpers` only (the repository tooling in `tools/` is not packaged), and
-every module imports with the runtime dependencies alone: no TensorFlow, no dev extras.
+every module imports with the runtime dependencies alone: no TensorFlow, no tooling.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ MODULES = sorted(p.stem for p in (ROOT / "tpuhelpers").glob("*.py") if p.stem !=
 
 
 @pytest.mark.slow
-def test_the_wheel_installs_and_imports_without_dev_extras(tmp_path: Path) -> None:
+def test_the_wheel_installs_and_imports_without_the_tooling(tmp_path: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
         check=True,

@@ -66,12 +66,14 @@ EVERY = {"tpu_stack", "stacks_index", "pytorch_xla", RUNTIME}
         # Inputs of every session: the helper, the pins, the install script, the session code.
         ("tpuhelpers/training.py", EVERY, set()),
         ("stacks/tpu.txt", EVERY, set()),
+        ("stacks/tools.txt", EVERY, set()),
         ("stacks/install.py", EVERY, set()),
         ("noxfile.py", EVERY, set()),
         # The CI parameters and the runner: where notebooks run.
         ("tests/notebook_parameters.yaml", {"pytorch_xla", RUNTIME}, {"tpu_stack"}),
         ("tools/notebooks.py", {"pytorch_xla", RUNTIME}, {"tpu_stack", "stacks_index"}),
         ("tools/runtimes.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
+        ("tools/pins.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
         # A module imported by the runner and by a test on the wheel.
         ("tools/paths.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         # pytest's settings: where pytest runs; nbval's: where nbval compares.

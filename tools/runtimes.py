@@ -34,7 +34,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import paths  # standard library only, like this module
+from tools import paths, pins  # standard library only, like this module
 
 ROOT = paths.ROOT
 FOLDER = ROOT / "stacks" / "runtimes"
@@ -309,8 +309,17 @@ def plan(runtime: Runtime, config: Path = CONFIG) -> Plan:
     listed = {requirement_name(line) for line in runtime.lines}
     for runner in rules["install"]["runner"]:
         name = requirement_name(runner)
-        requirements.append(name if name in listed else runner)
+        requirements.append(name if name in listed else tool_pins([runner])[0])
     return Plan(requirements, constraints, skipped)
+
+
+def tool_pins(names: list[str]) -> list[str]:
+    """`name==version` of each package, its version from stacks/tools.txt (tools.pins); a
+    RuntimeListError naming that file for a package it does not pin."""
+    try:
+        return pins.pinned(names)
+    except pins.PinError as error:
+        raise RuntimeListError(str(error)) from None
 
 
 def check_python(runtime: Runtime) -> None:
@@ -331,7 +340,7 @@ def install(runtime: Runtime, folder: Path) -> Plan:
     constraints = folder / "constraints.txt"
     constraints.write_text("\n".join(steps.constraints) + "\n", encoding="utf-8")
     pip = [sys.executable, "-m", "pip", "install", "--progress-bar", "off"]
-    offline = settings()["install"]["offline"]
+    offline = tool_pins(settings()["install"]["offline"])
     try:
         install_stack.run_pip(pip + ["-c", str(constraints), *steps.requirements])
         install_stack.run_pip(pip + ["--no-deps", *offline])

@@ -50,6 +50,7 @@ BASE = (
     "stacks/jax.txt",
     "stacks/pytorch_xla.txt",
     "stacks/tpu.txt",
+    "stacks/tools.txt",
     "tpuhelpers",
 )
 # pytest's settings, wherever pytest runs.
