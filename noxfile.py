@@ -284,7 +284,7 @@ def refs(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (code and notebooks) and the notebook hygiene check."""
-    session.install("ruff==0.17.5", "nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
+    session.install("ruff==0.17.5", *L10N_PACKAGES)  # `tools.l10n check` runs last
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
@@ -336,7 +336,14 @@ def bench(session: nox.Session) -> None:
 
 # Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
 # notebooks/<lang>/po/ (see CONTRIBUTING.md, "Translations"). Options go after `--`.
-L10N_PACKAGES = ("nbformat==5.11.1", "PyYAML==6.0.3", "polib==1.2.0")
+# The markdown of the notebooks is read with markdown-it-py, pinned as in stacks/site.txt.
+L10N_PACKAGES = (
+    "nbformat==5.11.1",
+    "PyYAML==6.0.3",
+    "polib==1.2.0",
+    "markdown-it-py==4.3.0",
+    "mdurl==0.1.2",
+)
 
 
 L10N_COMMANDS = {
