@@ -296,7 +296,7 @@ def refs(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def lint(session: nox.Session) -> None:
     """ruff (code and notebooks) and the notebook hygiene check."""
-    session.install(*TOOLS, "ruff", "nbformat", "PyYAML", "polib")
+    session.install(*TOOLS, "ruff", *L10N_PACKAGES)  # `tools.l10n check` runs last
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
@@ -348,7 +348,8 @@ def bench(session: nox.Session) -> None:
 
 # Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
 # notebooks/<lang>/po/ (see CONTRIBUTING.md, "Translations"). Options go after `--`.
-L10N_PACKAGES = ("nbformat", "PyYAML", "polib")  # versions: stacks/tools.txt
+# The markdown of the notebooks is read with markdown-it-py. Versions: stacks/tools.txt.
+L10N_PACKAGES = ("nbformat", "PyYAML", "polib", "markdown-it-py", "mdurl")
 
 
 L10N_COMMANDS = {

@@ -9,7 +9,7 @@ import nbformat
 import polib
 import pytest
 
-from tools import catalogs, l10n, links, nbcheck, paths, site_text, translation
+from tools import catalogs, l10n, links, markdown, nbcheck, paths, site_text, translation
 
 TITLE = """\
 # Alpha notebook
@@ -137,6 +137,36 @@ def test_split_blocks_round_trips_and_keeps_fences_and_tables_whole() -> None:
     assert blocks[-1] == "```bash\nnox -s tests\n\nnox -s lint\n```"
     assert "| --- | --- |" in blocks[-3] and blocks[-3].startswith("| where")
     assert l10n.kind(blocks[-1]) == "fence" and l10n.kind(blocks[-3]) == "table"
+
+
+def test_a_fence_is_whole_until_its_closing_fence_and_inline_backticks_open_none() -> None:
+    fences = [
+        "~~~\ncode\n\n~~~",  # tildes
+        "````\n```\n\nstill code\n`````",  # closed by a longer fence of the same character only
+        "```\nno closing fence\n\nruns to the end",
+        "1. Run:\n\n    ```bash\n    a\n\n    b\n    ```",  # in a list item, indented 4
+    ]
+    for text in fences:
+        blocks = [part for is_block, part in l10n.split_blocks(text) if is_block]
+        assert l10n.kind(blocks[-1]) == "fence" and "\n\n" in blocks[-1], text
+    assert l10n.split_blocks("```x``` is code\n\ntext") == [
+        (True, "```x``` is code"),
+        (False, ""),
+        (True, "text"),
+    ]
+    assert l10n.split_blocks("    ```\n    not a fence (indented code)\n\nb") == [
+        (True, "    ```\n    not a fence (indented code)"),
+        (False, ""),
+        (True, "b"),
+    ]
+    assert l10n.kind("Run:\n```\nx\n```") == l10n.kind("| a | b |") == "text"
+
+
+def test_a_table_is_a_message_with_the_table_hint(tree: l10n.Tree) -> None:
+    found = l10n.messages(tree.notebooks / "en" / "01_alpha.ipynb")
+    hints = {m.msgid: m.hint for m in found}
+    assert hints[TABLE.split("\n\n")[1]] == translation.HINTS["table"]
+    assert hints[TABLE.split("\n\n")[0]] == ""
 
 
 def test_messages_name_notebook_cell_and_block_and_skip_the_badges(tree: l10n.Tree) -> None:
@@ -406,6 +436,34 @@ def test_translation_that_breaks_markdown_structure_is_reported() -> None:
     ]
 
 
+def test_translation_that_changes_indentation_blank_lines_or_fences_is_reported() -> None:
+    assert l10n.translation_problems("  * one `a`", "  * eins `a`") == []
+    assert l10n.translation_problems("  * one `a`", "* eins `a`") == [
+        "markdown structure: indentation 0, English 2"
+    ]
+    fence = "```bash\na\n\nb\n```"
+    assert l10n.translation_problems(fence, "```bash\na\nb\n```") == [
+        "markdown structure: blank lines 0, English 1"
+    ]
+    assert l10n.translation_problems(fence, fence.replace("bash", "sh")) == [
+        "markdown structure: fence lines ('```sh', '```'), English ('```bash', '```')"
+    ]
+    # Pipes in code spans and escaped pipes are counted as markdown-it-py splits table rows.
+    table = "| a | b |\n| --- | --- |\n| `x` | y \\| z |"
+    assert l10n.translation_problems(table, table.replace("y \\|", "y |")) == [
+        "markdown structure: table cells per row [3, 3, 4], English [3, 3, 3]"
+    ]
+
+
+def test_a_block_indented_under_a_list_item_is_read_as_in_its_cell() -> None:
+    english = "    Run `a` with [b](b.md)."  # four spaces: alone, it would be indented code
+    assert l10n.translation_problems(english, "    Führen Sie `a` mit [b](b.md) aus.") == []
+    assert l10n.translation_problems(english, "    Führen Sie a mit [b](c.md) aus.") == [
+        "code spans differ from the English: missing `a`",
+        "link targets differ from the English: missing b.md; not in the English c.md",
+    ]
+
+
 def test_catalog_for_a_deleted_notebook_is_an_error_unless_pruned(tree: l10n.Tree, capsys) -> None:
     (tree.notebooks / "en" / "02_beta.ipynb").unlink()
     with pytest.raises(l10n.L10nError, match="no English notebook in notebooks/en/ for: "):
@@ -488,6 +546,20 @@ def test_check_rejects_raw_html_the_english_does_not_have(msgstr, extra):
 def test_html_in_code_spans_or_in_the_english_itself_is_fine():
     assert l10n.translation_problems("Use `<b>` here", "Nutze `<b>` hier") == []
     assert l10n.translation_problems("A<br>B", "A<br>B") == []
+    assert l10n.translation_problems("A<br>B", "A<br/>B") == []  # the same tag
+
+
+def test_html_tags_are_counted_outside_code_only():
+    code = "Use `<i>` and\n```html\n<b>x</b>\n```"
+    assert markdown.read(code).tags == {}
+    assert markdown.read("<div align='center'>\n<img src='a.png'>\n</div>").tags == {
+        "div": 1,
+        "img": 1,
+        "/div": 1,
+    }
+    assert l10n.translation_problems("A <b>B</b>", "A <i>B</i>") == [
+        "HTML tags differ from the English: missing b, /b; not in the English i, /i"
+    ]
 
 
 # ----------------------------------------------------------------------------- glossary
@@ -552,6 +624,11 @@ def test_a_glossary_term_matches_words_not_parts_of_words_or_code() -> None:
     assert server.in_english("a parameter\nserver holds") and not server.in_english("a parameter")
     assert not glossary.problems([server], "One parameter server.", "Un servidor de\nparámetros.")
     assert glossary.problems([server], "Hi.", "El servidor\nparam.")  # avoided, across lines
+    # Fenced code, link targets and bare URLs are no prose; link text, emphasis and HTML text are.
+    for english in ("Run:\n```\ncore = 1\n```", "[Docs](core.md).", "See https://x.example/core."):
+        assert not glossary.problems([term], english, "Nichts.")
+    for english in ("[The core](a.md).", "One *core*.", "<p>One core.</p>"):
+        assert glossary.problems([term], english, "Nichts."), english
 
 
 def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) -> None:

@@ -82,6 +82,33 @@ def test_link_targets_cover_links_images_badges_and_urls_outside_code() -> None:
     assert markdown.link_targets("[ref]: ref.md") == ["ref.md"]
 
 
+def test_link_targets_are_read_as_written_in_document_order() -> None:
+    text = (
+        "[a](<my file.md>) [b](javascript:x) [c][r] <mailto:a@b.example>\n"
+        '<a href="h.html" title=t>h</a> <img src=unquoted.png> <https://auto.example/x.>\n'
+        "    [indented](i.md) under a list item\n\n"
+        "    [code](c.md) is indented code\n\n"
+        "[r]: ref.md"
+    )
+    assert markdown.link_targets(text) == [
+        "my file.md",
+        "javascript:x",
+        "ref.md",
+        "mailto:a@b.example",
+        "h.html",
+        "https://auto.example/x.",
+        "i.md",
+        "ref.md",
+    ]
+    assert markdown.link_targets("    [b](b.md) alone, the block of a list item") == ["b.md"]
+
+
+def test_code_spans_are_inline_code_only() -> None:
+    assert markdown.code_spans("    `a` in a block indented under a list item") == ["`a`"]
+    assert markdown.code_spans("~~~\n`a`\n~~~\n\n<div>`b`</div>\n\n`` `c` ``") == ["`` `c` ``"]
+    assert markdown.code_spans("| `a` | b |\n| --- | --- |\n| c | `d` |") == ["`a`", "`d`"]
+
+
 def test_is_relative() -> None:
     assert links.is_relative("02_b.ipynb") and links.is_relative("../README.md#x")
     assert not any(map(links.is_relative, ["https://x", "mailto:a@b", "#anchor", "//cdn/x"]))

@@ -132,9 +132,11 @@ def _folded(text: str) -> str:
 
 
 def _plain(message: str) -> str:
-    """The prose of a message: code spans, fences and link targets blanked out."""
-    text = markdown.prose(message)
-    for target in markdown.link_targets(message):
+    """The prose of a message (`markdown.read`): without code, markup or link targets (a bare URL
+    in the text included)."""
+    reading = markdown.read(message)
+    text = reading.prose
+    for target in reading.targets:
         text = text.replace(target, " ")
     return text
 

@@ -26,9 +26,10 @@ notebook differs from what `build` writes; it also runs the badge and link check
 GNU gettext must be installed: `msgmerge` merges the catalogs and `msgfmt --check` checks them.
 
 The work is shared: `tools.catalogs` reads, writes and merges the PO catalogs (and knows the tree),
-`tools.translation` finds the messages of the English notebooks and builds the localized ones,
-`tools.markdown` parses the markdown; this module holds the four commands and re-exports the names
-the tests and the site use (`l10n.Tree`, `l10n.read_catalog`, `l10n.translate_markdown`, ...).
+`tools.translation` splits the English notebooks into messages and builds the localized ones,
+`tools.markdown` reads markdown with markdown-it-py; this module holds the four commands and
+re-exports the names the tests and the site use (`l10n.Tree`, `l10n.read_catalog`,
+`l10n.translate_markdown`, ...).
 """
 
 from __future__ import annotations
@@ -55,9 +56,9 @@ from tools.catalogs import (
     update_catalog,
     validate_language,
 )
-from tools.markdown import kind as kind
-from tools.markdown import split_blocks as split_blocks
 from tools.translation import build_notebook, messages, translation_problems
+from tools.translation import kind as kind
+from tools.translation import split_blocks as split_blocks
 from tools.translation import translate_markdown as translate_markdown
 
 ROOT = paths.ROOT

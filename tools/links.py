@@ -20,8 +20,8 @@ Checks, for a checkout of the repository:
     python -m tools.links --table    # print the README table and the line of language indexes
     python -m tools.links --fix      # rewrite them and the language indexes
 
-Markdown parsing (fences, code spans, link targets) lives in `tools.markdown`, which `l10n` and
-`glossary` share.
+Markdown is read with markdown-it-py through `tools.markdown` (link targets, code spans, raw HTML),
+which `l10n` and `glossary` share.
 """
 
 from __future__ import annotations

@@ -1,196 +1,154 @@
-"""Markdown parsing shared by the link checks (`links`), the translations (`l10n`) and the
-glossary checks (`glossary`).
+"""Markdown read with markdown-it-py (CommonMark with GFM tables), for the link checks (`links`),
+the translations (`translation`) and the glossary checks (`glossary`).
 
-It holds fenced code blocks (`fenced`), inline code spans (`code_spans`, `prose`), link and image
-targets (`link_targets`), the blocks a markdown cell splits into (`split_blocks`, `kind`) and the
-structure a translation must keep (`structure`, `table_shape`, `html_tags`).
+`PARSER` gives the token stream; `read` collects what the tools compare in one text: its code spans
+(as written), its link and image targets, its raw HTML tags and its prose. Raw HTML is read with
+the standard library's `html.parser`; bare URLs (GFM autolinks, which Jupyter renders and
+CommonMark leaves as text) are found in the prose.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-INLINE_LINK_RE = re.compile(r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)")
-REFERENCE_RE = re.compile(r"^ {0,3}\[[^\]\n]+\]:\s*<?([^\s>]+)>?", re.MULTILINE)
-AUTOLINK_RE = re.compile(r"<((?:https?|mailto|ftp):[^\s>]+)>")
-HTML_LINK_RE = re.compile(r"\b(?:href|src)\s*=\s*[\"']([^\"']+)[\"']", re.IGNORECASE)
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline.backticks import backtick
+from markdown_it.token import Token
+
 BARE_URL_RE = re.compile(r"https?://[^\s<>()\[\]`\"']+")
-HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:\s|$)")
-LIST_ITEM_RE = re.compile(r"^\s*(?:[*+-]|\d{1,9}[.)])\s+\S")
-HTML_TAG_RE = re.compile(r"<\s*(/?[A-Za-z][\w:-]*)[^>]*>")
 
 
-# ----------------------------------------------------------------------------- code
+class _Parser(MarkdownIt):
+    """CommonMark with tables that keeps every link target as written."""
+
+    def validateLink(self, url: str) -> bool:
+        """Keeps every target, even one a renderer would drop (`javascript:`): all are compared."""
+        return True
+
+    def normalizeLink(self, url: str) -> str:
+        """Keeps targets as written (not percent-encoded)."""
+        return url
 
 
-def fenced(lines: list[str]) -> list[bool]:
-    """Marks the lines that belong to fenced code blocks (the fence lines included).
+def _code_span(state: StateInline, silent: bool) -> bool:
+    """markdown-it-py's code span rule, recording each span's source in `meta["source"]`."""
+    start, count = state.pos, len(state.tokens)
+    found = backtick(state, silent)
+    if found and len(state.tokens) > count and state.tokens[-1].type == "code_inline":
+        state.tokens[-1].meta["source"] = state.src[start : state.pos]
+    return found
 
-    Args:
-        lines: Markdown, one line each, without newlines.
 
-    Returns:
-        One flag per line: True inside a fenced code block.
+PARSER = _Parser("commonmark").enable("table")
+PARSER.inline.ruler.at("backticks", _code_span)
+
+
+@dataclass
+class Reading:
+    """What one markdown text holds outside code.
+
+    Attributes:
+        code_spans: Its inline code spans, backticks included, as written, in order.
+        targets: Its link, image, autolink, HTML `href`/`src` (quoted) and bare URL targets in
+            order, then the targets of its reference definitions.
+        tags: Its raw HTML tags by name (`img`, `/script`).
+        prose: Its text as read: without code, markup or link targets; blocks and lines on
+            lines of their own.
     """
-    flags = []
-    fence = ""
-    for line in lines:
-        if fence:
-            flags.append(True)
-            closing = line.strip()
-            indent = len(line) - len(line.lstrip(" "))
-            if set(closing) == {fence[0]} and len(closing) >= len(fence) and indent <= 3:
-                fence = ""
-            continue
-        match = FENCE_RE.match(line)
-        # A backtick fence's info string holds no backtick: "```x```" is inline code.
-        opens = bool(match) and not (match.group(1)[0] == "`" and "`" in line[match.end() :])
-        if opens:
-            fence = match.group(1)
-        flags.append(opens)
-    return flags
+
+    code_spans: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    tags: Counter = field(default_factory=Counter)
+    prose: str = ""
+
+    def add_text(self, text: str, *, urls: bool = True) -> None:
+        """Adds prose, and its bare URLs (trailing punctuation left out) to the targets."""
+        self.prose += text
+        if urls:
+            self.targets += [url.rstrip(".,;:!?") for url in BARE_URL_RE.findall(text)]
 
 
-def _code_span_ranges(text: str) -> list[tuple[int, int]]:
-    """Returns (start, end) of each inline code span, backticks included (CommonMark rules)."""
-    ranges = []
-    index = 0
-    while index < len(text):
-        char = text[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char != "`":
-            index += 1
-            continue
-        run = len(text[index:]) - len(text[index:].lstrip("`"))
-        closing = re.compile(rf"(?<!`)`{{{run}}}(?!`)").search(text, index + run)
-        if closing:
-            ranges.append((index, closing.end()))
-            index = closing.end()
-        else:
-            index += run
-    return ranges
+class _HTMLReader(HTMLParser):
+    """Adds the tags, quoted `href`/`src` values and text of raw HTML to a `Reading`."""
+
+    def __init__(self, reading: Reading) -> None:
+        super().__init__()
+        self.reading = reading
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Counts the tag; a quoted `href` or `src` is a target."""
+        self.reading.tags[tag] += 1
+        raw = self.get_starttag_text() or ""
+        for name, value in attrs:
+            quoted = re.search(rf"{name}\s*=\s*[\"']", raw, re.IGNORECASE)
+            if name in ("href", "src") and value and quoted:
+                self.reading.targets.append(value)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        """Counts `<br/>` as `br`, like `<br>`."""
+        self.handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag: str) -> None:
+        """Counts `</tag>` as `/tag`."""
+        self.reading.tags[f"/{tag}"] += 1
+
+    def handle_data(self, data: str) -> None:
+        """The text between tags is prose."""
+        self.reading.add_text(data)
 
 
-def _without_fences(markdown: str) -> str:
-    """Blanks the lines of fenced code blocks, keeping the line structure."""
-    lines = markdown.split("\n")
-    return "\n".join(
-        "" if inside else line for line, inside in zip(lines, fenced(lines), strict=True)
-    )
+def _read_tokens(tokens: list[Token], reading: Reading) -> None:
+    """Adds what `tokens` (and their children) hold to `reading`."""
+    in_autolink = False
+    for token in tokens:
+        if token.type == "code_inline":
+            reading.code_spans.append(token.meta.get("source", token.markup + token.content))
+            reading.add_text(" ")
+        elif token.type in ("link_open", "image"):
+            reading.targets.append(str(token.attrs["href" if token.type == "link_open" else "src"]))
+            in_autolink = token.markup == "autolink"
+        elif token.type == "link_close":
+            in_autolink = False
+        elif token.type == "text":
+            reading.add_text(token.content, urls=not in_autolink)
+        elif token.type in ("softbreak", "hardbreak"):
+            reading.add_text("\n")
+        elif token.type in ("html_inline", "html_block"):
+            html = _HTMLReader(reading)
+            html.feed(token.content)
+            html.close()
+        if token.children:
+            _read_tokens(token.children, reading)
+        if token.block and token.nesting == 0 and token.type not in ("fence", "code_block"):
+            reading.add_text("\n")
+
+
+def read(markdown: str) -> Reading:
+    """Reads one markdown text: a notebook cell, one of its blocks, or a document.
+
+    A block of a cell is read without the indentation common to its lines (that of the list item
+    it continues), so it reads the same alone as in its cell.
+    """
+    env: dict = {}
+    reading = Reading()
+    _read_tokens(PARSER.parse(textwrap.dedent(markdown), env), reading)
+    reading.targets += [reference["href"] for reference in env.get("references", {}).values()]
+    return reading
 
 
 def code_spans(markdown: str) -> list[str]:
-    """Returns the inline code spans of `markdown`, backticks included, in order.
-
-    Fenced code blocks are not inline code and are left out.
-    """
-    text = _without_fences(markdown)
-    return [text[start:end] for start, end in _code_span_ranges(text)]
-
-
-def prose(markdown: str) -> str:
-    """Returns `markdown` with fenced code blocks and code spans blanked out (lengths kept)."""
-    text = _without_fences(markdown)
-    for start, end in _code_span_ranges(text):
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
-
-
-# ----------------------------------------------------------------------------- links
+    """Returns the inline code spans of `markdown` (not fenced or indented code), as written."""
+    return read(markdown).code_spans
 
 
 def link_targets(markdown: str) -> list[str]:
-    """Returns every link and image target in `markdown` outside code, in order of kind.
-
-    Covers inline links and images (`[text](target)`, `![alt](target)`), reference definitions
-    (`[id]: target`), autolinks (`<https://...>`), HTML `href`/`src` attributes and bare URLs.
-    """
-    text = prose(markdown)
-    targets = []
-    for pattern in (INLINE_LINK_RE, REFERENCE_RE, AUTOLINK_RE, HTML_LINK_RE):
-        for match in pattern.finditer(text):
-            targets.append(match.group(1).strip("<>"))
-        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
-    targets.extend(url.rstrip(".,;:!?") for url in BARE_URL_RE.findall(text))
-    return targets
-
-
-# ----------------------------------------------------------------------------- blocks
-
-
-def split_blocks(markdown: str) -> list[tuple[bool, str]]:
-    """Splits markdown at blank lines, keeping fenced code blocks whole.
-
-    Args:
-        markdown: The source of a markdown cell.
-
-    Returns:
-        `(is_block, text)` pairs, blocks alternating with runs of blank lines; joining the texts
-        with newlines gives `markdown` back exactly.
-    """
-    lines = markdown.split("\n")
-    groups: list[tuple[bool, list[str]]] = []
-    for line, inside_fence in zip(lines, fenced(lines), strict=True):
-        is_block = inside_fence or bool(line.strip())
-        if groups and groups[-1][0] == is_block:
-            groups[-1][1].append(line)
-        else:
-            groups.append((is_block, [line]))
-    return [(is_block, "\n".join(group)) for is_block, group in groups]
-
-
-def kind(block: str) -> str:
-    """Returns "fence", "table" or "text"."""
-    lines = block.split("\n")
-    if all(fenced(lines)):
-        return "fence"
-    if all(line.lstrip().startswith("|") for line in lines):
-        return "table"
-    return "text"
-
-
-# ----------------------------------------------------------------------------- structure
-
-
-def table_shape(block: str) -> list[int]:
-    """Cells per row of a table: unescaped '|' outside code spans, per line."""
-    text = prose(block)
-    return [len(re.findall(r"(?<!\\)\|", line)) for line in text.split("\n") if line.strip()]
-
-
-def structure(block: str) -> dict[str, object]:
-    """The markdown structure a translation must keep.
-
-    Args:
-        block: One block of markdown (`split_blocks`).
-
-    Returns:
-        Its indentation, heading levels, list items and blank lines; for a table, its cells per
-        row; for a fenced code block, its fence lines.
-    """
-    lines = block.split("\n")
-    text = prose(block).split("\n")
-    shape: dict[str, object] = {
-        "indentation": len(lines[0]) - len(lines[0].lstrip()),
-        "headings": [m.group(1) for line in text if (m := HEADING_RE.match(line))],
-        "list items": sum(bool(LIST_ITEM_RE.match(line)) for line in text),
-        "blank lines": sum(not line.strip() for line in lines),
-    }
-    if kind(block) == "table":
-        shape["table cells per row"] = table_shape(block)
-    if kind(block) == "fence":
-        shape["fence lines"] = (lines[0].strip(), lines[-1].strip())
-    return shape
-
-
-def html_tags(text: str) -> Counter:
-    """Raw HTML tags (`<script>`, `<img ...>`) outside code spans and fences, by name."""
-    prose_only = re.sub(r"```.*?```|`[^`\n]*`", "", text, flags=re.DOTALL)
-    return Counter(tag.lower() for tag in HTML_TAG_RE.findall(prose_only))
+    """Returns every link and image target in `markdown` outside code (`Reading.targets`)."""
+    return read(markdown).targets
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """The translatable messages of the English notebooks, and the notebooks translated from them.
 
-`messages` finds the blocks of an English notebook's markdown cells that translators see (the
-Colab and Kaggle badges, fenced code and blocks without words are left out);
+`messages` finds the blocks of an English notebook's markdown cells that translators see
+(`split_blocks`: the Colab and Kaggle badges, fenced code and blocks without words are left out);
 `translation_problems` says what a translation breaks (code spans, link targets, HTML tags,
-markdown structure: `tools.markdown`); `translate_markdown` puts the usable translations of a
+markdown structure: `structure`); `translate_markdown` puts the usable translations of a
 catalog (`tools.catalogs`) into a notebook, and `build_notebook` writes a localized notebook with
 it. `l10n` is the command line.
 """
@@ -11,11 +11,13 @@ it. `l10n` is the command line.
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from pathlib import Path
 
 import nbformat
 import polib
+from markdown_it.rules_block.table import escapedSplit
 
 from tools import markdown, nbcheck, paths
 from tools.catalogs import L10nError, Message, Tree, active_entries
@@ -24,6 +26,74 @@ HINTS = {
     "table": "A table: keep every row, and as many cells ('|') per row as the English.",
 }
 LETTER_RE = re.compile(r"[^\W\d_]")
+
+
+# ----------------------------------------------------------------------------- blocks
+
+
+def _lines_of(block: str, kinds: tuple[str, ...]) -> set[int]:
+    """The lines of `block` in tokens of `kinds`, at any depth (read like `markdown.read`)."""
+    tokens = markdown.PARSER.parse(textwrap.dedent(block))
+    return {
+        line for token in tokens if token.type in kinds and token.map for line in range(*token.map)
+    }
+
+
+def split_blocks(source: str) -> list[tuple[bool, str]]:
+    """Splits markdown at blank lines, keeping fenced code blocks whole.
+
+    Args:
+        source: The source of a markdown cell.
+
+    Returns:
+        `(is_block, text)` pairs, blocks alternating with runs of blank lines; joining the texts
+        with newlines gives `source` back exactly.
+    """
+    fenced = _lines_of(source, ("fence",))
+    groups: list[tuple[bool, list[str]]] = []
+    for number, line in enumerate(source.split("\n")):
+        is_block = number in fenced or bool(line.strip())
+        if groups and groups[-1][0] == is_block:
+            groups[-1][1].append(line)
+        else:
+            groups.append((is_block, [line]))
+    return [(is_block, "\n".join(group)) for is_block, group in groups]
+
+
+def kind(block: str) -> str:
+    """Returns "fence" (fenced code only), "table" (a table only) or "text"."""
+    lines = set(range(len(block.split("\n"))))
+    if lines <= _lines_of(block, ("fence",)):
+        return "fence"
+    if lines <= _lines_of(block, ("table_open",)):
+        return "table"
+    return "text"
+
+
+def structure(block: str) -> dict[str, object]:
+    """The markdown structure a translation must keep.
+
+    Args:
+        block: One block of markdown (`split_blocks`).
+
+    Returns:
+        Its indentation, heading levels, list items and blank lines; for a table, its cells per
+        row (its unescaped '|' per line); for a fenced code block, its fence lines.
+    """
+    lines = block.split("\n")
+    tokens = markdown.PARSER.parse(textwrap.dedent(block))
+    shape: dict[str, object] = {
+        "indentation": len(lines[0]) - len(lines[0].lstrip()),
+        "headings": [token.markup for token in tokens if token.type == "heading_open"],
+        "list items": sum(token.type == "list_item_open" for token in tokens),
+        "blank lines": sum(not line.strip() for line in lines),
+    }
+    if kind(block) == "table":
+        rows = [line for line in lines if line.strip()]
+        shape["table cells per row"] = [len(escapedSplit(row)) - 1 for row in rows]
+    if kind(block) == "fence":
+        shape["fence lines"] = (lines[0].strip(), lines[-1].strip())
+    return shape
 
 
 # ----------------------------------------------------------------------------- messages
@@ -39,7 +109,7 @@ def translatable(block: str) -> bool:
     """True unless the block is the badges (regenerated per language: `is_badges`), a fenced
     code block (code is the same in every language, in markdown as in code cells) or has no
     words."""
-    if is_badges(block) or markdown.kind(block) == "fence":
+    if is_badges(block) or kind(block) == "fence":
         return False
     return bool(LETTER_RE.search(block))
 
@@ -58,11 +128,11 @@ def messages(notebook: Path) -> list[Message]:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "markdown":
             continue
-        blocks = [text for is_block, text in markdown.split_blocks(cell.source) if is_block]
+        blocks = [text for is_block, text in split_blocks(cell.source) if is_block]
         for number, block in enumerate(blocks):
             if translatable(block):
                 place = (f"{notebook.name}:cell-{index:03d}", str(number))
-                found.append(Message(block, place, HINTS.get(markdown.kind(block), "")))
+                found.append(Message(block, place, HINTS.get(kind(block), "")))
     return found
 
 
@@ -85,20 +155,17 @@ def translation_problems(msgid: str, msgstr: str) -> list[str]:
     order may change); headings, list items, indentation, table cells and fences must match.
     """
     found = []
-    spans = _difference(
-        "code spans", Counter(markdown.code_spans(msgid)), Counter(markdown.code_spans(msgstr))
-    )
-    targets = _difference(
-        "link targets",
-        Counter(markdown.link_targets(msgid)),
-        Counter(markdown.link_targets(msgstr)),
-    )
-    html = _difference("HTML tags", markdown.html_tags(msgid), markdown.html_tags(msgstr))
+    english, translated = markdown.read(msgid), markdown.read(msgstr)
+    spans = _difference("code spans", Counter(english.code_spans), Counter(translated.code_spans))
+    targets = _difference("link targets", Counter(english.targets), Counter(translated.targets))
+    html = _difference("HTML tags", english.tags, translated.tags)
     found += [problem for problem in (spans, targets, html) if problem]
-    english, translated = markdown.structure(msgid), markdown.structure(msgstr)
-    for key, value in english.items():
-        if translated.get(key) != value:
-            found.append(f"markdown structure: {key} {translated.get(key)!r}, English {value!r}")
+    shape, translated_shape = structure(msgid), structure(msgstr)
+    for key, value in shape.items():
+        if translated_shape.get(key) != value:
+            found.append(
+                f"markdown structure: {key} {translated_shape.get(key)!r}, English {value!r}"
+            )
     return found
 
 
@@ -137,7 +204,7 @@ def translate_markdown(
     table = usable_translations(catalog)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
-            parts = markdown.split_blocks(cell.source)
+            parts = split_blocks(cell.source)
             cell.source = "\n".join(
                 table.get(text, text) if block and translatable(text) else text
                 for block, text in parts
