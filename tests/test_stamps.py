@@ -1,5 +1,5 @@
 """Stamps cover what their sessions run or read: in a clone, editing each kind of input makes
-exactly the sessions that read it stale (tools/stamps.py)."""
+exactly the sessions that read it stale (tools/ci/stamps.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import stamps
+from tools.ci import stamps
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = "runtime-colab-cpu"
@@ -57,7 +57,7 @@ def test_every_stamped_session_is_known(clone):
         ("stacks/install.py", {"tpu_stack", RUNTIME}, set()),
         ("noxfile.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         ("tests/notebook_parameters.yaml", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
-        ("tools/notebooks.py", {"tpu_stack", RUNTIME}, set()),
+        ("tools/runs/notebooks.py", {"tpu_stack", RUNTIME}, set()),
         ("tools/paths.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
         # nbval's settings: where pytest runs a notebook or the unit tests.
         ("conftest.py", {"tpu_stack", "pytorch_xla"}, {RUNTIME}),
@@ -67,7 +67,7 @@ def test_every_stamped_session_is_known(clone):
         ("notebooks/en/15_pytorch_xla.ipynb", {"pytorch_xla", RUNTIME}, set()),
         # One runtime's list: that runtime only.
         ("stacks/runtimes/colab-cpu.txt", {RUNTIME}, {"tpu_stack", "runtime-kaggle-tpu"}),
-        ("tools/runtimes.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
+        ("tools/ci/runtimes.py", {RUNTIME, "tpu_stack"}, {"pytorch_xla"}),
         # The tests: the unit-test session.
         ("tests/test_checks.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
     ],
@@ -122,17 +122,17 @@ def test_an_unknown_session_is_named():
 
 def test_inputs_edited_while_a_session_ran_are_not_stamped(clone):
     stamp_all(clone)
-    before = (clone / "tools/stamps.py").read_bytes()
+    before = (clone / "tools/ci/stamps.py").read_bytes()
     started = stamps.current("tpu_stack", clone)
     stamp = stamps.sessions(clone)["tpu_stack"][1]
     recorded = stamp.read_text()
-    (clone / "tools/stamps.py").write_text(before.decode() + "\n# edited\n")
+    (clone / "tools/ci/stamps.py").write_text(before.decode() + "\n# edited\n")
     try:
         with pytest.raises(RuntimeError, match="tpu_stack: its inputs changed while it ran"):
             stamps.write("tpu_stack", "passed?", started, clone)
         assert stamp.read_text() == recorded
     finally:
-        (clone / "tools/stamps.py").write_bytes(before)
+        (clone / "tools/ci/stamps.py").write_bytes(before)
 
 
 @pytest.mark.parametrize(
@@ -179,8 +179,8 @@ def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatc
 
 
 def test_a_runtimes_file_of_the_wrong_shape_is_named_not_a_key_error(tmp_path, capsys):
-    # Before: a [[runtime]] without its name was a raw KeyError from `tools.stamps status`.
-    from tools import runtimes
+    # Before: a [[runtime]] without its name was a raw KeyError from `tools.ci.stamps status`.
+    from tools.ci import runtimes
 
     config = tmp_path / "stacks" / "runtimes" / "runtimes.toml"
     config.parent.mkdir(parents=True)

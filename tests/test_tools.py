@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import nbcheck, notebooks, paths
+from tools import notebook, paths
+from tools.ci import nbcheck
+from tools.runs import notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = sorted(p.stem for p in (ROOT / "tools").glob("*.py") if p.stem != "__init__")
@@ -107,27 +109,27 @@ def test_nbcheck_reports_a_missing_or_wrong_badge(monkeypatch, old, new, message
     assert found[0] == f"{GERMAN}: {message}", found
     # `--fix` (normalize) writes both badges again, on one line, from the Colab badge.
     if "no Open in Colab" not in message:
-        nb = nbcheck.normalize(nbcheck.read(GERMAN, nbcheck.read_text(GERMAN)), GERMAN)
-        assert nbcheck.dumps(nb) == GERMAN.read_text(encoding="utf-8")
+        nb = notebook.normalize(notebook.read(GERMAN, notebook.read_text(GERMAN)), GERMAN)
+        assert notebook.dumps(nb) == GERMAN.read_text(encoding="utf-8")
 
 
 def test_nbcheck_fix_adds_the_kaggle_badge_after_the_colab_badge() -> None:
-    nb = nbcheck.read(GERMAN)
+    nb = notebook.read(GERMAN)
     title = nb.cells[0].source
     nb.cells[0].source = title.replace(" " + paths.kaggle_badge(GERMAN), "")
     assert paths.badge(GERMAN) in nb.cells[0].source and "Kaggle" not in nb.cells[0].source
-    assert nbcheck.normalize(nb, GERMAN).cells[0].source == title
+    assert notebook.normalize(nb, GERMAN).cells[0].source == title
     # A Kaggle badge on a line of its own, even a wrong one, joins the Colab badge's line.
     nb.cells[0].source = title.replace(" [![Open In Kaggle]", "\n\n[![Open In Kaggle]").replace(
         KAGGLE_URL, "https://kaggle.com/kernels/welcome?src=x"
     )
-    assert nbcheck.normalize(nb, GERMAN).cells[0].source == title
+    assert notebook.normalize(nb, GERMAN).cells[0].source == title
     assert f"{paths.badges(GERMAN)}\n" in title
 
 
 def exercise_problems(lang: str, drop) -> list[str]:
     """What nbcheck says of notebook 09 in folder `lang` without the cells `drop` selects."""
-    cells = nbcheck.read(paths.NOTEBOOKS / "en" / "09_cloud_tpu_jobs.ipynb").cells
+    cells = notebook.read(paths.NOTEBOOKS / "en" / "09_cloud_tpu_jobs.ipynb").cells
     return nbcheck.missing_exercises(Path(lang, "09.ipynb"), [c for c in cells if not drop(c)])
 
 

@@ -1,7 +1,7 @@
 """Stamps of the slow sessions: each records the digest of every file the session runs or reads.
 
-    python -m tools.stamps status          # each stamped session: fresh or stale
-    python -m tools.stamps digest NAME     # the digest a session would record now
+    python -m tools.ci.stamps status          # each stamped session: fresh or stale
+    python -m tools.ci.stamps digest NAME     # the digest a session would record now
 
 A slow session (`tpu_stack`, `pytorch_xla`, `runtime-<name>`) writes `<digest>  passed: ...`
 into its stamp file when it passes; `.ci/run` runs it again (`nox -s stamped_if_changed`)
@@ -43,11 +43,11 @@ COMMON = (
     "tpuhelpers",
     "tests/notebook_parameters.yaml",
     "tools/__init__.py",
-    "tools/nbcheck.py",
-    "tools/notebooks.py",
+    "tools/ci/nbcheck.py",
+    "tools/runs/notebooks.py",
     "tools/outputs.py",
     "tools/paths.py",
-    "tools/stamps.py",
+    "tools/ci/stamps.py",
 )
 RUNTIMES = ROOT / "stacks" / "runtimes"
 # A stamp file, whole: the digest, the summary, the newline `write` ends it with.
@@ -71,14 +71,14 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
             root / "stacks/pytorch_xla.passed",
         ),
     }
-    from tools import runtimes  # standard library only too; it checks the file's schema
+    from tools.ci import runtimes  # standard library only too; it checks the file's schema
 
     config = runtimes.settings(root / "stacks/runtimes/runtimes.toml")
     for entry in config["runtime"]:
         if entry.get("session", True):
             name = entry["name"]
             own = ("notebooks/en", "stacks/runtimes/runtimes.toml", f"stacks/runtimes/{name}.txt")
-            inputs = COMMON + own + ("tools/runtimes.py",)
+            inputs = COMMON + own + ("tools/ci/runtimes.py",)
             found[f"runtime-{name}"] = (inputs, root / f"stacks/runtimes/{name}.passed")
     return found
 
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["status", "digest"])
     parser.add_argument("name", nargs="?", help="digest: a stamped session")
     args = parser.parse_args(argv)
-    from tools import runtimes
+    from tools.ci import runtimes
 
     try:
         return _command(parser, args)
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
 def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "digest":
         if not args.name:
-            parser.error("digest needs a session name: see `python -m tools.stamps status`")
+            parser.error("digest needs a session name: see `python -m tools.ci.stamps status`")
         print(current(args.name))
         return 0
     for name in sessions():
