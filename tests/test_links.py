@@ -220,7 +220,7 @@ def test_a_language_index_lists_its_titles_and_badges_in_its_language(root: Path
     text = (root / "notebooks/de/README.md").read_text(encoding="utf-8")
     assert text == indexes.language_index(root, "de")
     lines = text.splitlines()
-    assert lines[0].startswith("<!-- Written by `python -m tools.ci.links --fix`")
+    assert lines[0].startswith("<!-- Written by `python -m tools.links --fix`")
     # The site's own words, from the German catalog of the site's sentences.
     assert lines[2] == "# TensorFlow-Modelle auf TPUs trainieren (Deutsch)"
     assert lines[4] == "[English](../../README.md) · **Deutsch**"

@@ -32,7 +32,8 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
-from tools import languages, notebook, paths
+from tools import languages, paths
+from tools import notebook as notebook_file
 from tools.ci import nbcheck
 from tools.l10n import index as indexes
 from tools.l10n.index import INDEX
@@ -129,7 +130,7 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
     """Checks one notebook: its badges to its own path, and every link in its markdown cells."""
     name = _relative(path, root)
     try:
-        nb = notebook.read(path)
+        nb = notebook_file.read(path)
     except Exception as error:  # nbformat raises several kinds; the message says which
         return [f"{name}: not a readable notebook: {error}"]
     found = []
@@ -140,7 +141,7 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
         elif url != expected:
             found.append(f"{name}: cell-000: the {kind} badge points to {url}, not {expected}")
         else:
-            right = notebook.BADGE_KINDS[kind][1]
+            right = notebook_file.BADGE_KINDS[kind][1]
             found.append(f"{name}: cell-000: the {kind} badge shows {image}, not {right}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -178,7 +179,7 @@ def descriptions(text: str) -> dict[str, str]:
     found = {}
     for line in text[bounds[0] : bounds[1]].splitlines() if bounds else []:
         cells = _cells(line)
-        if len(cells) < 3 or notebook.BADGE_RE.search(cells[2]):
+        if len(cells) < 3 or notebook_file.BADGE_RE.search(cells[2]):
             continue
         link = re.search(rf"\(notebooks/{paths.SOURCE}/([^)/]+)\.ipynb\)", cells[1])
         if link:
@@ -218,12 +219,12 @@ def _missing_badges(
     """One line per badge (Colab, Kaggle) of a notebook of `notebooks` that `text` lacks."""
     shown = {
         kind: {url for found, url in pattern.findall(text) if found == image}
-        for kind, (pattern, image, _) in notebook.BADGE_KINDS.items()
+        for kind, (pattern, image, _) in notebook_file.BADGE_KINDS.items()
     }
     return [
         f"{where} has no Open in {kind} badge for {_relative(path, root)}; {fix}"
         for path in notebooks
-        for kind, (_, _, url_of) in notebook.BADGE_KINDS.items()
+        for kind, (_, _, url_of) in notebook_file.BADGE_KINDS.items()
         if url_of(path, root) not in shown[kind]
     ]
 
@@ -335,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         print("".join(f"{name}: rewritten\n" for name in changed if name != "README.md"), end="")
     try:
         found = problems(args.root)
-    except notebook.NotebookFileError as error:
+    except notebook_file.NotebookFileError as error:
         found = [str(error)]
     print("\n".join(found) if found else "badges and links OK")
     return 1 if found else 0

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What every stamped session runs or reads: the session code, the install cell's script and
 # the pins, the helper package, the CI parameters and the notebook runner.
 COMMON = (
@@ -43,11 +43,14 @@ COMMON = (
     "tpuhelpers",
     "tests/notebook_parameters.yaml",
     "tools/__init__.py",
-    "tools/ci/nbcheck.py",
-    "tools/runs/notebooks.py",
+    "tools/notebook.py",
     "tools/outputs.py",
     "tools/paths.py",
+    "tools/ci/__init__.py",
+    "tools/ci/nbcheck.py",
     "tools/ci/stamps.py",
+    "tools/runs/__init__.py",
+    "tools/runs/notebooks.py",
 )
 RUNTIMES = ROOT / "stacks" / "runtimes"
 # A stamp file, whole: the digest, the summary, the newline `write` ends it with.
@@ -78,7 +81,7 @@ def sessions(root: Path = ROOT) -> dict[str, tuple[tuple[str, ...], Path]]:
         if entry.get("session", True):
             name = entry["name"]
             own = ("notebooks/en", "stacks/runtimes/runtimes.toml", f"stacks/runtimes/{name}.txt")
-            inputs = COMMON + own + ("tools/ci/runtimes.py",)
+            inputs = COMMON + own + ("tools/ci/runtimes.py", "tools/ci/runtime_files.py")
             found[f"runtime-{name}"] = (inputs, root / f"stacks/runtimes/{name}.passed")
     return found
 

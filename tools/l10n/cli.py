@@ -44,7 +44,8 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import languages, notebook, paths
+from tools import languages, paths
+from tools import notebook as notebook_file
 from tools.l10n import glossary, sentences
 from tools.l10n import index as indexes
 from tools.l10n.catalogs import FUZZY as FUZZY
@@ -448,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
                 names = ", ".join(f"{row.lang}/{row.notebook}" for row in incomplete)
                 print(f"not complete: {names}", file=sys.stderr)
                 return 1
-    except (L10nError, notebook.NotebookFileError) as error:
+    except (L10nError, notebook_file.NotebookFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tools import languages, notebook, paths, phrases
+from tools import languages, paths, phrases
+from tools import notebook as notebook_file
 
 ROOT = paths.ROOT
 INDEX = "README.md"  # each translated language's index: notebooks/<lang>/README.md
@@ -23,7 +24,7 @@ def language_folders(root: Path = ROOT) -> list[str]:
 
 def title(path: Path) -> str:
     """A notebook's title (its first cell's `# ` heading, else its stem), for a table cell."""
-    nb = notebook.read(path)
+    nb = notebook_file.read(path)
     found = path.stem
     if nb.cells and nb.cells[0].source.startswith("# "):
         found = nb.cells[0].source.splitlines()[0][2:].strip()

@@ -23,7 +23,8 @@ import sys
 import time
 from pathlib import Path
 
-from tools import notebook, outputs, paths
+from tools import notebook as notebook_file
+from tools import outputs, paths
 from tools.runs import notebooks
 
 ROOT = paths.ROOT
@@ -94,7 +95,11 @@ def parse_settings(items: list[str]) -> dict:
 def parameter_defaults(notebook: Path) -> dict:
     """The names and values assigned in a notebook's `parameters` cell (simple literals only)."""
     cell = next(
-        (c for c in notebook.read(notebook).cells if "parameters" in c.metadata.get("tags", [])),
+        (
+            c
+            for c in notebook_file.read(notebook).cells
+            if "parameters" in c.metadata.get("tags", [])
+        ),
         None,
     )
     if cell is None:
@@ -111,7 +116,7 @@ def cpu_default(notebook: Path, name: str) -> float:
     """The CPU value a notebook's sizes cell gives parameter `name` (`for_hardware(..., cpu=X)`)."""
     call = rf"{name} = for_hardware\(\s*{name}, \"{name}\", kind, "
     pattern = call + r"accelerator=[^,]+, cpu=([^)\s]+)"
-    for cell in notebook.read(notebook).cells:
+    for cell in notebook_file.read(notebook).cells:
         if found := re.search(pattern, cell.source):
             return float(found[1])
     raise MarginsError(
@@ -122,7 +127,7 @@ def cpu_default(notebook: Path, name: str) -> float:
 def accuracies(executed: Path) -> dict[str, float]:
     """Every `label: NN.NN%` accuracy line a notebook printed, as {label: fraction}."""
     values = {}
-    for cell in notebook.read(executed).cells:
+    for cell in notebook_file.read(executed).cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stdout":
                 for match in ACCURACY_LINE.finditer(output["text"]):
@@ -167,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         outputs.refuse_inputs(args.out, [args.notebook])
         outputs.claim(args.out, TOOL)
-    except (MarginsError, notebook.NotebookFileError, outputs.NotOwnedError) as error:
+    except (MarginsError, notebook_file.NotebookFileError, outputs.NotOwnedError) as error:
         parser.error(str(error))
     parameters = notebooks.ci_parameters(args.notebook) | settings
     minimum = parameters.get("MIN_TEST_ACCURACY", defaults["MIN_TEST_ACCURACY"])

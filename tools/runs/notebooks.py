@@ -36,6 +36,7 @@ import nbformat
 import papermill
 import yaml
 
+from tools import notebook as notebook_file
 from tools import outputs, paths
 from tpuhelpers import tpu
 
@@ -118,7 +119,7 @@ def execute(
         NotebookFailed: A cell raised; the message names the notebook, the cell and the error.
         NotebookFileError: `notebook` is not a readable notebook.
     """
-    notebook.read(notebook)  # a broken file is named before a kernel starts
+    notebook_file.read(notebook)  # a broken file is named before a kernel starts
     output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
@@ -141,7 +142,7 @@ def execute(
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
-    executed = notebook.read(output)
+    executed = notebook_file.read(output)
     executed.metadata.setdefault(RUN_METADATA, {})["run"] = record
     nbformat.write(executed, output)
     return output
@@ -298,7 +299,7 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
             reference file cannot be read (the message names it).
         NotebookFileError: `notebook` is not a readable notebook.
     """
-    notebook.read(notebook)
+    notebook_file.read(notebook)
     stored = references(notebook)
     output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -311,9 +312,9 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
         kernel_name="python3",
         progress_bar=False,
     )
-    prepared = notebook.read(output)
+    prepared = notebook_file.read(output)
     for cell in prepared.cells:
-        if not notebook.is_reference_cell(cell):
+        if not notebook_file.is_reference_cell(cell):
             continue
         if cell.id not in stored:
             raise NotebookFailed(
@@ -333,7 +334,7 @@ def store_references(notebook: Path, executed: Path) -> int:
     Returns:
         How many reference cells were stored.
     """
-    cells = [c for c in notebook.read(executed).cells if notebook.is_reference_cell(c)]
+    cells = [c for c in notebook_file.read(executed).cells if notebook_file.is_reference_cell(c)]
     outputs = {cell.id: reference_outputs(cell) for cell in cells}
     REFERENCES.mkdir(parents=True, exist_ok=True)
     reference_file(notebook).write_text(
@@ -390,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 execute(notebook, out)
                 note = ""
-        except (NotebookFailed, notebook.NotebookFileError) as error:
+        except (NotebookFailed, notebook_file.NotebookFileError) as error:
             failures.append(str(error))
             print(f"FAILED {error}", flush=True)
             continue

@@ -38,7 +38,7 @@ from typing import Any
 from tools.runs import support_cases
 from tpuhelpers import checks, support
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATUSES = ("works", "fails", "n/a")
 BUILD = "create the optimizer's variables in the scope first: optimizer.build(model."
 #: What to do instead, where a case fails under Keras 3 (stored with the failure as `instead`).

@@ -38,7 +38,8 @@ from pathlib import Path
 
 import nbformat
 
-from tools import languages, notebook, outputs, paths
+from tools import languages, outputs, paths
+from tools import notebook as notebook_file
 from tools.l10n import catalogs
 from tools.site.pages import BADGE_IMAGE as BADGE_IMAGE
 from tools.site.pages import (
@@ -128,7 +129,7 @@ def _not_executed(path: Path) -> str:
     if not path.is_file():
         return f"no executed copy {shown}"
     try:
-        papermill = notebook.read(path).metadata.get("papermill")
+        papermill = notebook_file.read(path).metadata.get("papermill")
     except Exception as error:  # nbformat raises several kinds; the message says which
         return f"{shown} is not a readable notebook ({error})"
     if not papermill:
@@ -151,7 +152,7 @@ def stale(tree: catalogs.Tree, stem: str, executed: nbformat.NotebookNode) -> li
 
     Papermill's injected parameters cell is left out; a different cell count lists every cell.
     """
-    now = notebook.read(tree.notebooks / SOURCE / f"{stem}.ipynb").cells
+    now = notebook_file.read(tree.notebooks / SOURCE / f"{stem}.ipynb").cells
     cells = [c for c in executed.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     if len(cells) != len(now):
         return list(range(max(len(cells), len(now))))
@@ -254,7 +255,7 @@ def write_sources(
     pages: dict[str, list[Page]] = {lang: [] for lang in langs}
     log = []
     for stem, path in found.items():
-        executed = notebook.read(path)
+        executed = notebook_file.read(path)
         differ = stale(tree, stem, executed)
         if "papermill" not in executed.metadata:
             log.append(
@@ -430,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         SiteError,
         catalogs.L10nError,
         outputs.NotOwnedError,
-        notebook.NotebookFileError,
+        notebook_file.NotebookFileError,
     ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

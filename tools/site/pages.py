@@ -18,7 +18,8 @@ from pathlib import Path
 
 import nbformat
 
-from tools import languages, notebook, paths, phrases
+from tools import languages, paths, phrases
+from tools import notebook as notebook_file
 from tools.l10n import catalogs, translation
 
 SOURCE = paths.SOURCE
@@ -237,7 +238,7 @@ def make_page(
     title = stem
     if first.cell_type == "markdown":
         badges = f"{colab_badge(tree, lang, stem)} {kaggle_badge(tree, lang, stem)}"
-        first.source = notebook.BADGES_RE.sub(lambda _: badges, first.source)
+        first.source = notebook_file.BADGES_RE.sub(lambda _: badges, first.source)
         heading = first.source.split("\n", 1)[0]
         title = heading[2:].strip() if heading.startswith("# ") else stem
     header = nbformat.v4.new_markdown_cell(page_header(executed, lang, langs, stem))
