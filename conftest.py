@@ -1,4 +1,5 @@
-"""nbval's settings for the notebook copies that `nox -s tests` runs (`tools.notebooks prepare`).
+"""nbval's settings for the notebook copies that `nox -s tests` runs (`tools.runs.notebooks
+prepare`).
 
 pytest reads this file for every path under the repository, `build/nbval/` included, which a
 `tests/conftest.py` would not reach.
@@ -21,7 +22,7 @@ def pytest_runtest_setup(item):
     """A notebook's kernel starts without the choices a test made for this process (a test that
     called `get_strategy()` set KERAS_BACKEND=tensorflow; notebook 10 needs its own backend)."""
     if item.path.suffix == ".ipynb":
-        from tools.notebooks import PROCESS_CHOICES  # papermill: only where notebooks run
+        from tools.runs.notebooks import PROCESS_CHOICES  # papermill: only where notebooks run
 
         for name in PROCESS_CHOICES:
             os.environ.pop(name, None)

@@ -11,7 +11,8 @@ from pathlib import Path
 import nox
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the repository's tools (stdlib only)
-from tools import paths, runtimes, stamps  # noqa: E402
+from tools import paths  # noqa: E402
+from tools.ci import runtimes, stamps
 
 nox.options.sessions = ["lint", "tests"]
 # pyenv's shims (python3.12, python3.13) answer only for the active versions: the runtime
@@ -45,7 +46,7 @@ def prepare_mnist(session: nox.Session) -> None:
     session.run("python", "-c", "from tpuhelpers import mnist; print(mnist.ensure_mnist())")
 
 
-# nbval runs the copies `tools.notebooks prepare` writes (CI parameters injected, the stored
+# nbval runs the copies `tools.runs.notebooks prepare` writes (CI parameters injected, the stored
 # reference outputs in the tagged cells) and compares those cells; conftest.py skips stderr.
 NBVAL = (
     "--nbval-lax",
@@ -59,7 +60,7 @@ def nbval_copies(session: nox.Session, *notebooks: str, lang: str = "en") -> str
     """Writes the notebooks' nbval copies into build/nbval/ (replacing the last ones); returns
     the folder of the language's copies."""
     which = notebooks or ("--lang", lang)
-    session.run("python", "-m", "tools.notebooks", "prepare", *which, "--out", "build/nbval")
+    session.run("python", "-m", "tools.runs.notebooks", "prepare", *which, "--out", "build/nbval")
     return "build/nbval" if lang == "all" else f"build/nbval/{lang}"
 
 
@@ -114,7 +115,7 @@ def tpu_stack(session: nox.Session) -> None:
     run from cell 1 in the TPU runtime sessions (`runtime-colab-2026.07-tpu`,
     `runtime-kaggle-tpu`). `TPU_SKIP_MDS_QUERY=1` keeps each `import tensorflow` from waiting
     minutes for the Cloud metadata server (the notebooks' `quiet_tensorflow()` sets it too).
-    Writes its stamp (tools/stamps.py).
+    Writes its stamp (tools/ci/stamps.py).
     """
     started = stamps.current("tpu_stack")
     session.run("python", "stacks/install.py", "--source", ".", "--hardware", "tpu")
@@ -131,7 +132,7 @@ def tpu_stack(session: nox.Session) -> None:
 
 @nox.session(python=False)
 def stamped_if_changed(session: nox.Session) -> None:
-    """Runs each stamped session whose inputs changed since it last passed (tools/stamps.py)."""
+    """Runs each stamped session whose inputs changed since it last passed (tools/ci/stamps.py)."""
     for name in stamps.sessions():
         if stamps.is_fresh(name):
             session.log(f"{name}: inputs unchanged since it passed: skipped")
@@ -165,14 +166,14 @@ def pytorch_xla(session: nox.Session) -> None:
     copies = nbval_copies(session, *PYTORCH_XLA_NOTEBOOKS)
     session.run("pytest", *NBVAL, copies, env=PYTORCH_XLA_ENV)
     if "--site" in session.posargs:  # the executed copy, with its plots, for `nox -s site`
-        args = ("python", "-m", "tools.notebooks", "run", *PYTORCH_XLA_NOTEBOOKS)
+        args = ("python", "-m", "tools.runs.notebooks", "run", *PYTORCH_XLA_NOTEBOOKS)
         session.run(*args, "--out", "build/pytorch_xla", env=PYTORCH_XLA_ENV)
     stamps.write("pytorch_xla", {"pytorch_xla": "notebook 15 through nbval"}, started)
 
 
 def runtime_session(runtime: runtimes.Runtime) -> None:
     """Defines `nox -s runtime-<name>`: the runtime rebuilt from its package list (its Python,
-    its versions), then its notebooks from cell 1 (tools/runtimes.py): those whose stamp is stale
+    its versions), then its notebooks from cell 1 (tools/ci/runtimes.py): those whose stamp is stale
     (every one with `-- --all`, or those of `-- --notebook STEM ...`). Stamps each that passed."""
 
     # A fresh environment each time: the runtime as published, not the last run's leftovers.
@@ -185,8 +186,8 @@ def runtime_session(runtime: runtimes.Runtime) -> None:
             args = [a for stem in stamps.stale(name) for a in ("--notebook", stem)]
             if not args:
                 session.skip(f"{name}: every notebook's stamp is fresh (`-- --all` runs them)")
-        session.run("python", "-m", "tools.runtimes", "install", runtime.name)
-        command = ("python", "-m", "tools.runtimes", "run", runtime.name, *args)
+        session.run("python", "-m", "tools.ci.runtimes", "install", runtime.name)
+        command = ("python", "-m", "tools.ci.runtimes", "run", runtime.name, *args)
         session.run(*command, success_codes=[0, 1])  # a failure: the others are still stamped
         report = Path(f"build/runtimes/{runtime.name}/report.json")
         if failed := stamps.write_report(name, report, started):
@@ -207,15 +208,15 @@ def older_tensorflow(session: nox.Session, tensorflow: str) -> None:
     install_with(session, f"tensorflow-cpu=={tensorflow}", "stacks/tpu.txt")
     prepare_mnist(session)
     out = f"build/tensorflow-{tensorflow}"
-    session.run("python", "-m", "tools.notebooks", "run", "--lang", "en", "--out", out)
+    session.run("python", "-m", "tools.runs.notebooks", "run", "--lang", "en", "--out", out)
 
 
 def notebooks_command(session: nox.Session, command: str) -> None:
-    """`python -m tools.notebooks <command>` with the session's arguments, in the pinned
+    """`python -m tools.runs.notebooks <command>` with the session's arguments, in the pinned
     environment with MNIST prepared."""
     install(session)
     prepare_mnist(session)
-    session.run("python", "-m", "tools.notebooks", command, *session.posargs)
+    session.run("python", "-m", "tools.runs.notebooks", command, *session.posargs)
 
 
 @nox.session(python=PYTHON)
@@ -278,7 +279,7 @@ def tfkeras(session: nox.Session) -> None:
     session.run(
         "python",
         "-m",
-        "tools.notebooks",
+        "tools.runs.notebooks",
         "run",
         *notebooks,
         "--out",
@@ -299,7 +300,7 @@ def lint(session: nox.Session) -> None:
     session.install(*TOOLS, "ruff", *L10N_PACKAGES)  # `tools.l10n check` runs last
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
-    session.run("python", "-m", "tools.nbcheck", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tools.ci.nbcheck", env={"PYTHONPATH": "."})
     # The scripts readers write with %%writefile cells, checked like any other code.
     scripts = Path(session.create_tmp()) / "scripts"
     shutil.rmtree(scripts, ignore_errors=True)  # nox's own temporary folder
@@ -307,7 +308,7 @@ def lint(session: nox.Session) -> None:
     session.run(
         "python",
         "-m",
-        "tools.nbcheck",
+        "tools.ci.nbcheck",
         "--scripts",
         str(scripts),
         *english,
@@ -325,7 +326,7 @@ def fmt(session: nox.Session) -> None:
     session.install(*TOOLS, "ruff", "nbformat", "PyYAML")
     session.run("ruff", "check", "--fix", ".")
     session.run("ruff", "format", ".")
-    session.run("python", "-m", "tools.nbcheck", "--fix", env={"PYTHONPATH": "."})
+    session.run("python", "-m", "tools.ci.nbcheck", "--fix", env={"PYTHONPATH": "."})
 
 
 @nox.session(python=PYTHON)
@@ -343,7 +344,7 @@ def bench(session: nox.Session) -> None:
     each figure is the median of `--repeats` runs (default 3).
     """
     install(session)
-    session.run("python", "-m", "tools.bench", *session.posargs)
+    session.run("python", "-m", "tools.runs.bench", *session.posargs)
 
 
 # Translations: notebooks/<lang>/ are built from notebooks/en/ and the PO catalogs in
@@ -395,4 +396,4 @@ def support_table(session: nox.Session, stack: str) -> None:
     else:
         install_with(session, "tensorflow-tpu", "stacks/tpu.txt")
         env.update(TPU_ENV)
-    session.run("python", "-m", "tools.support_table", "write", *session.posargs, env=env)
+    session.run("python", "-m", "tools.runs.support_table", "write", *session.posargs, env=env)

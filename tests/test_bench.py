@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import bench
+from tools.runs import bench
 
 
 def test_flops_of_the_guides_model():
@@ -25,7 +25,7 @@ def test_bench_writes_table_json_and_chart(tmp_path):
         [
             sys.executable,
             "-m",
-            "tools.bench",
+            "tools.runs.bench",
             "--filters",
             "4",
             "--batch",
@@ -84,7 +84,7 @@ def test_bench_rejects_bad_settings(kwargs, message):
 
 def test_an_output_path_that_is_a_file_is_refused_before_measuring(tmp_path, capsys):
     # Before: the whole benchmark ran, then its JSON and PNG were lost.
-    from tools import bench
+    from tools.runs import bench
 
     target = tmp_path / "bench.txt"
     target.write_text("keep me")
@@ -98,7 +98,7 @@ def test_an_output_path_that_is_a_file_is_refused_before_measuring(tmp_path, cap
 @pytest.mark.parametrize("value", ["-1", "4294967296", "1.5", "x"])
 def test_a_seed_numpy_refuses_is_refused_by_the_command_line(value, tmp_path, capsys):
     # Before: `--seed -1` measured nothing and failed inside numpy.
-    from tools import bench
+    from tools.runs import bench
 
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--seed", value, "--out", str(tmp_path / "out")])
@@ -108,7 +108,7 @@ def test_a_seed_numpy_refuses_is_refused_by_the_command_line(value, tmp_path, ca
 
 
 def test_an_output_folder_the_bench_did_not_make_is_refused_before_measuring(tmp_path, capsys):
-    from tools import bench
+    from tools.runs import bench
 
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -116,5 +116,5 @@ def test_an_output_folder_the_bench_did_not_make_is_refused_before_measuring(tmp
     with pytest.raises(SystemExit) as exit_info:
         bench.main(["--out", str(mine), "--steps", "1"])
     assert exit_info.value.code == 2
-    assert f"{mine} was not made by tools.bench" in capsys.readouterr().err
+    assert f"{mine} was not made by tools.runs.bench" in capsys.readouterr().err
     assert (mine / "bench_f32_b200_r1.json").read_text() == "keep me"

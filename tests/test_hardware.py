@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import bench
+from tools.runs import bench
 from tpuhelpers import hardware
 from tpuhelpers.tpu import Platform, TpuTarget, parse_tpu_config, skip_tpu_metadata_query
 

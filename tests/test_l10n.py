@@ -9,7 +9,13 @@ import nbformat
 import polib
 import pytest
 
-from tools import catalogs, l10n, links, markdown, nbcheck, paths, site_text, translation
+from tools import notebook as notebook_file
+from tools import paths
+from tools.ci import links
+from tools.l10n import catalogs, markdown, translation
+from tools.l10n import cli as l10n
+from tools.l10n import index as indexes
+from tools.l10n import sentences as site_sentences
 
 TITLE = """\
 # Alpha notebook
@@ -52,8 +58,8 @@ def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
     """Writes a notebook in canonical form, with its badge, as `nbcheck --fix` would."""
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    nbcheck.normalize(nb, paths.ROOT / relative)
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    notebook_file.normalize(nb, paths.ROOT / relative)
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
     return path
 
 
@@ -69,7 +75,7 @@ def fix_readme(root: Path) -> None:
 def tree(tmp_path: Path) -> l10n.Tree:
     """Two English notebooks, catalogs for de and it, built notebooks, a README with the table."""
     reference = nbformat.v4.new_code_cell(
-        "print(STEPS)", metadata={"tags": [nbcheck.REFERENCE_TAG]}
+        "print(STEPS)", metadata={"tags": [notebook_file.REFERENCE_TAG]}
     )
     write(
         tmp_path,
@@ -123,7 +129,7 @@ def set_english_block(tree: l10n.Tree, stem: str, old: str, new: str) -> None:
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         cell.source = cell.source.replace(old, new)
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------- markdown blocks
@@ -179,9 +185,9 @@ def test_messages_name_notebook_cell_and_block_and_skip_the_badges(tree: l10n.Tr
         "01_alpha.ipynb:cell-000:4",
     ]
     assert not any("colab-badge" in m.msgid or "kaggle" in m.msgid for m in found)
-    # Block 1 is both badges, on one line (`nbcheck.normalize` added Kaggle's after Colab's).
+    # Block 1 is both badges, on one line (`notebook_file.normalize` added Kaggle's after Colab's).
     badges = l10n.split_blocks(
-        nbcheck.read(tree.notebooks / "en" / "01_alpha.ipynb").cells[0].source
+        notebook_file.read(tree.notebooks / "en" / "01_alpha.ipynb").cells[0].source
     )
     assert badges[2][1] == paths.badges(tree.notebooks / "en" / "01_alpha.ipynb", tree.root)
     text = tree.catalog("de", "01_alpha").read_text(encoding="utf-8")
@@ -230,7 +236,7 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
     assert paths.kaggle_url(tree.localized("it", "01_alpha"), tree.root) in italian.cells[0].source
     # The build wrote each language's index, with the translated titles.
     index = (tree.notebooks / "de" / "README.md").read_text(encoding="utf-8")
-    assert index == links.language_index(tree.root, "de")
+    assert index == indexes.language_index(tree.root, "de")
     assert "| 1 | [Alfa notebook ✓](01_alpha.ipynb) |" in index
     assert "| 1 | [Alpha notebook](01_alpha.ipynb) |" in (
         tree.notebooks / "it" / "README.md"
@@ -238,7 +244,10 @@ def test_round_trip_copies_code_and_translates_markdown(tree: l10n.Tree) -> None
     # The build's output is in nbcheck's canonical form.
     text = german_path.read_text(encoding="utf-8")
     nb = nbformat.reads(text, as_version=4)
-    assert nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / "notebooks/de/01_alpha.ipynb")) == text
+    assert (
+        notebook_file.dumps(notebook_file.normalize(nb, paths.ROOT / "notebooks/de/01_alpha.ipynb"))
+        == text
+    )
 
 
 def test_code_in_markdown_fences_is_never_a_message_and_stays_english(tree: l10n.Tree) -> None:
@@ -297,7 +306,7 @@ def test_hand_edited_code_cell_in_localized_notebook_fails_check(tree: l10n.Tree
     path = tree.localized("it", "02_beta")
     nb = nbformat.read(path, as_version=4)
     nb.cells[4].source = "a = 2  # corretto"
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
     found = l10n.check(tree)
     assert found == [
         "notebooks/it/02_beta.ipynb: cell-004 (code) differs from notebooks/en/02_beta.ipynb: "
@@ -519,7 +528,7 @@ def test_report_counts_and_require_complete(tree: l10n.Tree, capsys) -> None:
     table = capsys.readouterr().out
     assert "| de | 01_alpha | 9 | 0 | 0 | 9 | 100% |" in table
     assert "| de | 02_beta | 6 | 1 | 0 | 7 | 86% |" in table
-    sentences = len(site_text.messages())  # the site's own, in notebooks/<lang>/po/_site.po
+    sentences = len(site_sentences.messages())  # the site's own, in notebooks/<lang>/po/_site.po
     assert f"| de | _site | {sentences} | 0 | 0 | {sentences} | 100% |" in table
     assert f"| de | **all** | {15 + sentences} | 1 | 0 | {16 + sentences} | " in table
     assert l10n.main(["report", "--require-complete", "--root", str(tree.root)]) == 1
@@ -613,7 +622,7 @@ def test_a_checked_glossary_term_must_be_translated_one_way(tree: l10n.Tree) -> 
 
 
 def test_a_glossary_term_matches_words_not_parts_of_words_or_code() -> None:
-    from tools import glossary
+    from tools.l10n import glossary
 
     term = glossary.Term("core", ("Kern",), (), 1)
     assert term.in_english("two cores per chip") and term.in_english("One TPU core.")

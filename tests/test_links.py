@@ -8,12 +8,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import links, markdown, nbcheck, paths
+from tools import notebook as notebook_file
+from tools import paths
+from tools.ci import links
+from tools.l10n import index as indexes
+from tools.l10n import markdown
 
 REPOSITORY = paths.project_settings()["repository"]
 COLAB = f"https://colab.research.google.com/github/{REPOSITORY}/blob/main"
 KAGGLE = f"https://kaggle.com/kernels/welcome?src=https://github.com/{REPOSITORY}/blob/main"
-FIX = "run `python -m tools.links --fix`"
+FIX = "run `python -m tools.ci.links --fix`"
 
 
 def write_notebook(root: Path, relative: str, *markdown: str) -> Path:
@@ -25,7 +29,7 @@ def write_notebook(root: Path, relative: str, *markdown: str) -> Path:
     nb.cells = [nbformat.v4.new_markdown_cell(text) for text in (title, *markdown)]
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
     return path
 
 
@@ -135,7 +139,7 @@ def test_wrong_badge_is_caught(root: Path) -> None:
     ]
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source = "# Titel\n\nOhne Abzeichen."
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
     assert links.notebook_problems(path, root) == [
         f"notebooks/de/01_a.ipynb: cell-000 has no Open in Colab badge; expected "
         f"{COLAB}/notebooks/de/01_a.ipynb",
@@ -148,7 +152,7 @@ def set_title(path: Path, old: str, new: str) -> None:
     nb = nbformat.read(path, as_version=4)
     assert old in nb.cells[0].source
     nb.cells[0].source = nb.cells[0].source.replace(old, new)
-    path.write_text(nbcheck.dumps(nb), encoding="utf-8")
+    path.write_text(notebook_file.dumps(nb), encoding="utf-8")
 
 
 def test_wrong_kaggle_badge_is_caught(root: Path) -> None:
@@ -241,9 +245,9 @@ def test_each_language_needs_its_index_with_both_badges_of_its_notebooks(root: P
 
 def test_a_language_index_lists_its_titles_and_badges_in_its_language(root: Path) -> None:
     text = (root / "notebooks/de/README.md").read_text(encoding="utf-8")
-    assert text == links.language_index(root, "de")
+    assert text == indexes.language_index(root, "de")
     lines = text.splitlines()
-    assert lines[0].startswith("<!-- Written by `python -m tools.links --fix`")
+    assert lines[0].startswith("<!-- Written by `python -m tools.ci.links --fix`")
     # The site's own words, from the German catalog of the site's sentences.
     assert lines[2] == "# TensorFlow-Modelle auf TPUs trainieren (Deutsch)"
     assert lines[4] == "[English](../../README.md) · **Deutsch**"

@@ -1,10 +1,10 @@
-"""tools.margins: a notebook's accuracy over seeds, and how far it is from its check."""
+"""tools.runs.margins: a notebook's accuracy over seeds, and how far it is from its check."""
 
 import nbformat
 import pytest
 
-from tools import margins
-from tools.notebooks import ROOT
+from tools.runs import margins
+from tools.runs.notebooks import ROOT
 
 
 @pytest.mark.parametrize(
@@ -152,7 +152,7 @@ def test_an_output_folder_it_did_not_make_or_that_holds_the_input_is_refused(
         out = tmp_path / "mine"
         (out / "seed-1" / "xx").mkdir(parents=True)
         (out / "seed-1" / "xx" / "stand_in.ipynb").write_text("keep me")
-        message = "was not made by tools.margins"
+        message = "was not made by tools.runs.margins"
     else:
         out, message = tmp_path, "holds the input"
     with pytest.raises(SystemExit) as stop:

@@ -18,8 +18,10 @@ import nbformat
 import pytest
 import yaml
 
-from tools import nbcheck, notebooks, paths
-from tools.notebooks import ROOT
+from tools import notebook as notebook_file
+from tools import paths
+from tools.runs import notebooks
+from tools.runs.notebooks import ROOT
 
 
 def _notebook(path: Path, *cells: nbformat.NotebookNode) -> Path:
@@ -30,7 +32,7 @@ def _notebook(path: Path, *cells: nbformat.NotebookNode) -> Path:
 
 def _reference(code: str) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(code, id="cell-001")
-    cell.metadata["tags"] = [nbcheck.REFERENCE_TAG]
+    cell.metadata["tags"] = [notebook_file.REFERENCE_TAG]
     return cell
 
 
@@ -102,7 +104,7 @@ def test_prepare_replaces_only_its_own_folder(tmp_path, capsys):
     (mine / "en" / "notes.txt").write_text("keep me")
     with pytest.raises(SystemExit):
         notebooks.main(["prepare", "notebooks/en/01_tpu_initialization.ipynb", "--out", str(mine)])
-    assert "was not made by tools.notebooks prepare" in capsys.readouterr().err
+    assert "was not made by tools.runs.notebooks prepare" in capsys.readouterr().err
     assert (mine / "en" / "notes.txt").read_text() == "keep me"
 
 
@@ -138,13 +140,13 @@ def test_run_refuses_a_folder_it_did_not_make_and_writes_into_its_own(
     theirs.write_text("a reader's notebook")
     with pytest.raises(SystemExit):
         notebooks.main(["run", str(source), "--out", str(tmp_path / "theirs")])
-    assert "was not made by tools.notebooks run" in capsys.readouterr().err
+    assert "was not made by tools.runs.notebooks run" in capsys.readouterr().err
     assert theirs.read_text() == "a reader's notebook"
     out = tmp_path / "mine"
     for _ in range(2):  # its own folder, made on the first run, is written again
         assert notebooks.main(["run", str(source), "--out", str(out)]) == 0
     assert (out / "en" / "probe.ipynb").read_text() == "executed"
-    assert (out / ".written-by").read_text().strip() == "tools.notebooks run"
+    assert (out / ".written-by").read_text().strip() == "tools.runs.notebooks run"
 
 
 def test_execute_refuses_to_write_over_the_notebook_itself(tmp_path):
@@ -161,7 +163,7 @@ def test_prepare_refuses_an_empty_folder_it_did_not_make(tmp_path, capsys):
     empty.mkdir()
     with pytest.raises(SystemExit):
         notebooks.main(["prepare", "notebooks/en/01_tpu_initialization.ipynb", "--out", str(empty)])
-    assert f"{empty} was not made by tools.notebooks prepare" in capsys.readouterr().err
+    assert f"{empty} was not made by tools.runs.notebooks prepare" in capsys.readouterr().err
     assert empty.is_dir() and not any(empty.iterdir())
 
 
@@ -222,7 +224,7 @@ def test_every_reference_cell_has_a_stored_reference() -> None:
     for path in paths.all_notebooks():
         stored = json.loads(notebooks.reference_file(path).read_text())
         cells = nbformat.read(path, 4).cells
-        tagged = {cell.id for cell in cells if nbcheck.is_reference_cell(cell)}
+        tagged = {cell.id for cell in cells if notebook_file.is_reference_cell(cell)}
         assert tagged == set(stored), f"{path}: run `nox -s refs` (tagged {tagged})"
 
 

@@ -9,13 +9,16 @@ import re
 
 import pytest
 
-from tools import nbcheck, notebooks, paths
+from tools import notebook as notebook_file
+from tools import paths
+from tools.ci import nbcheck
+from tools.runs import notebooks
 
 ENGLISH = sorted((paths.NOTEBOOKS / "en").glob("*.ipynb"))
 
 
 def checked_cells(path) -> tuple[str, str]:
-    cells = nbcheck.read(path).cells
+    cells = notebook_file.read(path).cells
     (index,) = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
     return cells[index].source, cells[index + 1].source
 
@@ -93,7 +96,7 @@ def test_the_checks_cell_is_required_by_nbcheck(tmp_path) -> None:
     import nbformat
 
     path = tmp_path / "notebooks" / "en" / "99_x.ipynb"
-    source = nbcheck.read(ENGLISH[2])
+    source = notebook_file.read(ENGLISH[2])
     source.cells[4].source = source.cells[4].source.replace('"FILTERS"', '"filters"')
     assert any("does not check FILTERS" in line for line in nbcheck.unchecked_parameters(
         path, source.cells

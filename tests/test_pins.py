@@ -217,7 +217,7 @@ def test_pinned_takes_each_version_from_the_tools_file(tmp_path: Path) -> None:
 
 
 def test_the_runtime_runner_adds_the_tools_versions(monkeypatch):
-    from tools import runtimes
+    from tools.ci import runtimes
 
     tools = pins.read(ROOT / TOOLS)
     runtime = runtimes.load("colab-cpu")[0]

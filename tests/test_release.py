@@ -7,7 +7,7 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-from tools import nbcheck, paths
+from tools import notebook, paths
 
 ROOT = Path(__file__).resolve().parents[1]
 # What cell 1 takes from the release: the script, the pins it installs under, the helper.
@@ -20,7 +20,7 @@ def git(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_the_release_resolves_to_a_commit_of_main():
-    release = nbcheck.release()
+    release = notebook.release()
     found = git("rev-parse", "--verify", "--quiet", f"{release}^{{commit}}")
     assert found.returncode == 0, (
         f"[tool.tpuhelpers] release = {release!r} is no commit of this repository (a shallow "
@@ -31,13 +31,13 @@ def test_the_release_resolves_to_a_commit_of_main():
 
 
 def test_the_release_holds_the_current_script_pins_and_helper():
-    release = nbcheck.release()
+    release = notebook.release()
     differ = git("diff", "--stat", release, "--", *RELEASED)
     assert differ.returncode == 0, differ.stderr
     assert not differ.stdout.strip(), (
         f"The install cells' release {release} differs from this tree in what they install:\n"
         f"{differ.stdout}Commit these files, set [tool.tpuhelpers] release in pyproject.toml to "
-        "that commit, run `python -m tools.nbcheck --fix` (CONTRIBUTING, 'Stacks and releases')."
+        "that commit, run `python -m tools.ci.nbcheck --fix` (CONTRIBUTING, 'Stacks and releases')."
     )
 
 
@@ -45,7 +45,7 @@ def test_the_release_builds_the_same_package():
     # pyproject.toml names the release itself, so only its [project] table must agree; extras
     # are not part of it: cell 1 installs the helper without any (the tooling's versions live in
     # stacks/tools.txt, not in an extra).
-    then = tomllib.loads(git("show", f"{nbcheck.release()}:pyproject.toml").stdout)
+    then = tomllib.loads(git("show", f"{notebook.release()}:pyproject.toml").stdout)
     now = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     for table in (then, now):
         table["project"].pop("optional-dependencies", None)
@@ -53,5 +53,5 @@ def test_the_release_builds_the_same_package():
 
 
 def test_every_install_cell_names_the_release():
-    cells = {nbcheck.install_cell(path) for path in paths.all_notebooks()}
-    assert all(f'RELEASE = "{nbcheck.release()}"' in cell for cell in cells)
+    cells = {notebook.install_cell(path) for path in paths.all_notebooks()}
+    assert all(f'RELEASE = "{notebook.release()}"' in cell for cell in cells)

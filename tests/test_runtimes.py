@@ -1,5 +1,5 @@
 """The runtimes as data (stacks/runtimes/), their refresh from git checkouts, and the plan,
-checks and messages of a runtime session (tools/runtimes.py). The sessions themselves run in
+checks and messages of a runtime session (tools/ci/runtimes.py). The sessions themselves run in
 `nox -s runtime-<name>`."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import outputs, runtimes
+from tools import outputs
+from tools.ci import runtimes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -87,7 +88,8 @@ def test_unknown_runtime_and_missing_list_say_what_to_do(tmp_path):
     config.write_text((runtimes.CONFIG).read_text(encoding="utf-8"), encoding="utf-8")
     (runtime,) = runtimes.load("colab-cpu", config)
     with pytest.raises(
-        runtimes.RuntimeListError, match="missing or empty: run `python -m tools.runtimes refresh`"
+        runtimes.RuntimeListError,
+        match="missing or empty: run `python -m tools.ci.runtimes refresh`",
     ):
         runtimes.plan(runtime, config)
     config.write_text("[[runtime]\n", encoding="utf-8")
@@ -311,7 +313,7 @@ def test_outcomes(name, stack, error, text, expected):
 
 
 def test_the_command_line_needs_a_name_and_reports_errors():
-    run = [sys.executable, "-m", "tools.runtimes"]
+    run = [sys.executable, "-m", "tools.ci.runtimes"]
     result = subprocess.run(run + ["plan"], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2 and "plan needs a runtime name" in result.stderr
     result = subprocess.run(run + ["plan", "nope"], capture_output=True, text=True, cwd=ROOT)
@@ -328,7 +330,7 @@ def test_the_release_copy_holds_what_cell_1_installs_and_replaces_only_its_own(t
     assert runtimes.release_copy(tmp_path / "release") == copy  # again: its own copy
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")
-    with pytest.raises(outputs.NotOwnedError, match="was not made by tools.runtimes"):
+    with pytest.raises(outputs.NotOwnedError, match="was not made by tools.ci.runtimes"):
         runtimes.release_copy(tmp_path / "mine")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
 
@@ -341,7 +343,7 @@ def test_install_and_run_write_only_into_a_folder_they_made(tmp_path, capsys, co
     mine.mkdir()
     (mine / "report.json").write_text("keep me")
     assert runtimes.main([command, "colab-cpu", "--out", str(mine)]) == 2
-    assert f"error: {mine} was not made by tools.runtimes" in capsys.readouterr().err
+    assert f"error: {mine} was not made by tools.ci.runtimes" in capsys.readouterr().err
     assert (mine / "report.json").read_text() == "keep me"
     assert runtimes.main([command, "colab-cpu", "--out", str(ROOT / "notebooks")]) == 2
     assert "holds the input" in capsys.readouterr().err

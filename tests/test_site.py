@@ -1,4 +1,5 @@
-"""The site's sources (tools/site.py) for a tiny tree in a temporary folder: real files, no Sphinx.
+"""The site's sources (tools/site/build.py) for a tiny tree in a temporary folder: real files,
+no Sphinx.
 
 The rendering itself and the browser check run in `nox -s site` (tests/browser/).
 """
@@ -11,7 +12,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tools import l10n, nbcheck, paths, site, site_text
+from tools import notebook as notebook_file
+from tools import paths, phrases
+from tools.l10n import cli as l10n
+from tools.l10n import sentences as site_sentences
+from tools.site import build as site
 
 TITLE = """\
 # Alpha notebook
@@ -44,7 +49,9 @@ def write(root: Path, relative: str, nb: nbformat.NotebookNode) -> Path:
     """Writes a notebook of the tree in canonical form (badge included), as `nbcheck --fix`."""
     path = root / relative
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / relative)), "utf-8")
+    path.write_text(
+        notebook_file.dumps(notebook_file.normalize(nb, paths.ROOT / relative)), "utf-8"
+    )
     return path
 
 
@@ -144,10 +151,10 @@ def test_the_badges_open_the_pages_own_language_with_local_images(tree):
         title = page.cells[2].source
         notebook = tree.localized(lang, "01_alpha")
         url = paths.colab_url(notebook, tree.root)
-        assert nbcheck.BADGE_RE.findall(title) == [(site.BADGE_IMAGE, url)]
+        assert notebook_file.BADGE_RE.findall(title) == [(site.BADGE_IMAGE, url)]
         assert url.endswith(f"/notebooks/{lang}/01_alpha.ipynb")
         kaggle = paths.kaggle_url(notebook, tree.root)
-        assert nbcheck.KAGGLE_BADGE_RE.findall(title) == [(site.KAGGLE_BADGE_IMAGE, kaggle)]
+        assert notebook_file.KAGGLE_BADGE_RE.findall(title) == [(site.KAGGLE_BADGE_IMAGE, kaggle)]
         assert kaggle.endswith(f"/blob/main/notebooks/{lang}/01_alpha.ipynb")
         assert title.startswith(f"[![Open In Colab]({site.BADGE_IMAGE})]({url}) [![Open In Kaggle]")
     for folder in (src, src / "de"):
@@ -165,7 +172,11 @@ def test_an_executed_copy_with_the_colab_badge_only_gets_both(tree):
     assert "Kaggle" not in nb.cells[0].source
     nbformat.write(nb, path)
     title = nbformat.read(sources(tree) / "de/01_alpha.ipynb", as_version=4).cells[2].source
-    assert len(nbcheck.BADGE_RE.findall(title)) == len(nbcheck.KAGGLE_BADGE_RE.findall(title)) == 1
+    assert (
+        len(notebook_file.BADGE_RE.findall(title))
+        == len(notebook_file.KAGGLE_BADGE_RE.findall(title))
+        == 1
+    )
 
 
 def test_every_page_links_the_same_notebook_in_every_other_language(tree):
@@ -226,13 +237,15 @@ def test_a_translated_page_and_index_speak_their_language(tree):
 
 def test_every_language_of_the_site_translates_every_sentence_with_the_english_placeholders():
     languages = l10n.Tree(paths.ROOT).languages()
-    english = {key: site_text.ENGLISH[key] for key in site_text.ENGLISH if key != "origin_source"}
+    english = {
+        key: phrases.site().english[key] for key in phrases.site().english if key != "origin_source"
+    }
     for lang in languages:
         for key, sentence in english.items():
-            translated = site_text.text(lang, key)
+            translated = phrases.site().text(lang, key)
             assert translated.strip(), f"{lang} {key}: empty"
             assert translated != sentence or key in SAME_WORDS, f"{lang} {key}: not translated"
-            extra = site_text.placeholders(translated) - site_text.placeholders(sentence)
+            extra = phrases.placeholders(translated) - phrases.placeholders(sentence)
             assert not extra, f"{lang} {key}: placeholders English does not fill: {extra}"
 
 
@@ -242,9 +255,9 @@ SAME_WORDS = {"separator", "end", "column_notebook", "software", "languages"}
 
 
 def test_the_site_sentences_are_checked_and_counted_like_the_notebooks(tree) -> None:
-    # tools/site_text.py holds the English; each language's notebooks/<lang>/po/_site.po the
+    # tools/site/sentences.toml holds the English; each language's notebooks/<lang>/po/_site.po the
     # translations: `check` reads them like the notebooks' catalogs, `report` counts them.
-    path = tree.catalog("de", site_text.CATALOG)
+    path = tree.catalog("de", phrases.SITE_CATALOG)
     assert path.is_file() and path not in tree.catalogs("de")
     po = l10n.read_catalog(path, tree)
     next(e for e in po if e.msgid == "Run on {date} UTC").msgstr = "Ausgeführt am {date} {zone}"
@@ -254,20 +267,20 @@ def test_the_site_sentences_are_checked_and_counted_like_the_notebooks(tree) -> 
         "_site.po" in line and "placeholders the English does not fill" in line for line in found
     )
     rows = {(row.lang, row.notebook): row for row in l10n.counts(tree, ["de"])}
-    assert rows["de", site_text.CATALOG].total == len(site_text.messages())
+    assert rows["de", phrases.SITE_CATALOG].total == len(site_sentences.messages())
 
 
 def test_a_sentence_changed_in_english_makes_the_site_catalogs_stale(tree, monkeypatch) -> None:
-    monkeypatch.setitem(site_text.ENGLISH, "languages", "Other languages")
+    monkeypatch.setitem(phrases.site().english, "languages", "Other languages")
     found = l10n.check(tree, ["de"], with_links=False)
-    assert any("_site.po is out of date with tools/site_text.py" in line for line in found)
+    assert any("_site.po is out of date with tools/site/sentences.toml" in line for line in found)
     l10n.extract(tree, ["de"])
     found = l10n.check(tree, ["de"], with_links=False)
     assert not [line for line in found if "_site" in line]  # the new sentence: English for now
 
 
 def test_a_language_without_sentences_is_shown_in_english():
-    assert site_text.text("xx", "run_on", date="D") == "Run on D UTC"
+    assert phrases.site().text("xx", "run_on", date="D") == "Run on D UTC"
 
 
 def test_a_copy_executed_before_the_run_record_says_so(tree):
@@ -363,7 +376,7 @@ def test_the_command_line_reports_missing_notebooks_and_exits_1(tree, capsys):
 
 
 def test_an_executed_copy_carries_its_run_record_and_the_page_shows_it(tmp_path):
-    from tools import notebooks
+    from tools.runs import notebooks
 
     notebook = tmp_path / "xx" / "probe.ipynb"
     notebook.parent.mkdir()
@@ -389,7 +402,7 @@ def test_the_site_builds_without_the_pytorch_environment(tree):
     assert any("03_gamma_pytorch.ipynb was not executed for this build" in line for line in log)
     for lang in ("en", "de"):
         header = nbformat.read(src / lang / "03_gamma_pytorch.ipynb", as_version=4).cells[1].source
-        assert site_text.text(
+        assert phrases.site().text(
             lang, "not_executed", command="<code>nox -s pytorch_xla -- --site</code>"
         ) in (header)
     (tree.root / "build/executed/en/02_beta.ipynb").unlink()  # a TensorFlow notebook: an error

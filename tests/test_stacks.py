@@ -320,21 +320,21 @@ def test_requirements_txt_installs_the_cpu_stack():
 
 def test_the_install_cell_installs_the_projects_release():
     sys.path.insert(0, str(ROOT))
-    from tools import nbcheck
+    from tools import notebook
 
-    cell = nbcheck.install_cell(ROOT / "notebooks/en/03_keras_fit.ipynb")
-    assert f'RELEASE = "{nbcheck.release()}"' in cell
+    cell = notebook.install_cell(ROOT / "notebooks/en/03_keras_fit.ipynb")
+    assert f'RELEASE = "{notebook.release()}"' in cell
     assert "/{RELEASE}/stacks/install.py" in cell
     assert 'os.environ.get("TPU_CURRICULUM_SOURCE")' in cell  # the one override
     assert 'stack="tensorflow"' in cell
-    jax_cell = nbcheck.install_cell(ROOT / "notebooks/en/10_keras_on_jax.ipynb")
+    jax_cell = notebook.install_cell(ROOT / "notebooks/en/10_keras_on_jax.ipynb")
     assert 'stack="jax"' in jax_cell
-    torch_cell = nbcheck.install_cell(ROOT / "notebooks/en/15_pytorch_xla.ipynb")
+    torch_cell = notebook.install_cell(ROOT / "notebooks/en/15_pytorch_xla.ipynb")
     assert 'stack="pytorch"' in torch_cell
 
 
 # Resolution against the package index ------------------------------------------------------------
-# Minutes of pip resolving: `nox -s stacks_index` runs these, stamped (tools/stamps.py), so that
+# Minutes of pip resolving: `nox -s stacks_index` runs these, stamped (tools/ci/stamps.py), so that
 # the default CI runs them only when the pins, the install script or the helper changed.
 
 

@@ -1,5 +1,5 @@
 """Stamps cover what their sessions run or read: in a clone, editing each kind of input makes
-exactly the sessions that read it stale (tools/stamps.py)."""
+exactly the sessions that read it stale (tools/ci/stamps.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import stamps
+from tools.ci import stamps
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNTIME = "runtime-colab-cpu"
@@ -247,8 +247,8 @@ def test_an_interrupted_stamp_write_leaves_the_old_stamp_whole(clone, monkeypatc
 
 
 def test_a_runtimes_file_of_the_wrong_shape_is_named_not_a_key_error(tmp_path, capsys):
-    # Before: a [[runtime]] without its name was a raw KeyError from `tools.stamps status`.
-    from tools import runtimes
+    # Before: a [[runtime]] without its name was a raw KeyError from `tools.ci.stamps status`.
+    from tools.ci import runtimes
 
     config = tmp_path / "stacks" / "runtimes" / "runtimes.toml"
     config.parent.mkdir(parents=True)

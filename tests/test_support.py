@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import support_table
+from tools.runs import support_table
 from tpuhelpers import support
 
 REFERENCE = support.load_reference()

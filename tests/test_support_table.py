@@ -1,4 +1,4 @@
-"""The measurement of the support table (`tools.support_table`), and the committed tables."""
+"""The measurement of the support table (`tools.runs.support_table`), and the committed tables."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import support_cases, support_table
+from tools.runs import support_cases, support_table
 from tpuhelpers import support
 
 REFERENCE = support.load_reference()
@@ -139,7 +139,9 @@ def test_committed_reference_is_complete() -> None:
                 assert found["status"] in support_table.STATUSES
                 needed = {"fails": {"error", "message", "instead"}, "n/a": {"reason"}}
                 assert needed.get(found["status"], set()) <= set(found), (strategy_key, api)
-        assert support_table.annotate(committed) == committed, "run `tools.support_table annotate`"
+        assert support_table.annotate(committed) == committed, (
+            "run `tools.runs.support_table annotate`"
+        )
 
 
 def test_this_stack_has_a_committed_table_of_its_own() -> None:

@@ -62,7 +62,7 @@ def test_the_tpu_system_device_is_not_taken_for_a_tpu(run_python):
         strategy = hardware.get_strategy(cpu_replicas=2)
         print([d.device_type for d in tf.config.list_logical_devices()])
         print(hardware.describe(strategy))
-        from tools import bench
+        from tools.runs import bench
         print(bench.accelerator_device())
         """,
         wheel_env(TPU_SKIP_MDS_QUERY="1"),

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from tools import bench
+from tools.runs import bench
 
 # A small model on random data: what matters is the distributed machinery, not accuracy.
 PRELUDE = """

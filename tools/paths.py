@@ -17,7 +17,7 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 KAGGLE_BADGE_IMAGE = "https://kaggle.com/static/images/open-in-kaggle.svg"
 # Notebooks whose file name contains the key run on that stack (stacks/install.py), the others on
 # TensorFlow's. `pytorch` notebooks need an environment of their own (`nox -s pytorch_xla`): the
-# default test run and `tools.notebooks run` without named notebooks leave them out.
+# default test run and `tools.runs.notebooks run` without named notebooks leave them out.
 NAMED_STACKS = {"_jax": "jax", "_pytorch": "pytorch"}
 OWN_ENVIRONMENT = ("pytorch",)
 

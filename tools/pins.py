@@ -64,3 +64,7 @@ def pinned(names: Iterable[str], path: Path = TOOLS) -> list[str]:
             raise PinError(f"{path} pins no {name}: add `{name}==VERSION` to it.")
         lines.append(f"{name}=={version}")
     return lines
+
+
+if __name__ == "__main__":
+    raise SystemExit("tools.pins has no command line: the other tools import it.")

@@ -216,8 +216,8 @@ def test_the_page_loads_with_its_images_in_chromium(page, server, browser):
     outputs = [image for image in images if OUTPUT_IMAGE_URL_RE.search(image["src"])]
     assert outputs, f"{url}: no plot among the images {images}"
     header = browser.find_element(By.CSS_SELECTOR, "div.tpu-run").text
-    # In the page's language (tools/site_text.py): the parameters' code and the run's date are
-    # the same in every language.
+    # In the page's language (tools/site/sentences.toml): the parameters' code and the run's date
+    # are the same in every language.
     assert " = " in header and " UTC" in header, f"{url}: header {header!r}"
     if not page.startswith(("en/", "index")):
         assert "Parameters (" not in header, f"{url}: the header is in English: {header!r}"

@@ -5,8 +5,11 @@ metadata, no outputs (reference outputs live in `tests/references/`), a title ce
 in Colab" and "Open in Kaggle" badges to the notebook's own path, the install cell, a `parameters`
 cell, and a closing summary.
 
-    python -m tools.nbcheck            # report problems, exit 1 if any
-    python -m tools.nbcheck --fix      # normalize JSON, metadata, install cell, badges
+Each convention is a rule (`RULES`): a function of the notebook's path and cells that returns
+one line per problem. Reading and writing notebooks is `tools.notebook`'s.
+
+    python -m tools.ci.nbcheck            # report problems, exit 1 if any
+    python -m tools.ci.nbcheck --fix      # normalize JSON, metadata, install cell, badges
 """
 
 from __future__ import annotations
@@ -18,55 +21,17 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
-
-from tools.paths import (  # one home for them; re-exported for the other tools
-    BADGE_IMAGE,
-    KAGGLE_BADGE_IMAGE,
-    ROOT,
-    all_notebooks,
-    badges,
-    colab_url,
-    kaggle_url,
-    project_settings,
-    stack,
+from tools.notebook import (
+    BADGE_KINDS,
+    REFERENCE_TAG,
+    NotebookFileError,
+    dumps,
+    install_cell,
+    normalize,
+    read,
+    read_text,
 )
-
-# Cells whose outputs CI compares with `tests/references/<notebook>.json`.
-REFERENCE_TAG = "reference-output"
-NOTEBOOK_METADATA = {
-    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-    "language_info": {"name": "python"},
-}
-BADGE_RE = re.compile(r"\[!\[Open In Colab\]\(([^)]*)\)\]\(([^)]*)\)")
-KAGGLE_BADGE_RE = re.compile(r"\[!\[Open In Kaggle\]\(([^)]*)\)\]\(([^)]*)\)")
-# The badge line of a title cell: the Colab badge, and the Kaggle badge after it if there is one
-# (`normalize` writes both, on one line).
-BADGES_RE = re.compile(rf"{BADGE_RE.pattern}(?:\s*{KAGGLE_BADGE_RE.pattern})?")
-# Each kind of badge: what finds it, its image, its URL for a notebook.
-BADGE_KINDS = {
-    "Colab": (BADGE_RE, BADGE_IMAGE, colab_url),
-    "Kaggle": (KAGGLE_BADGE_RE, KAGGLE_BADGE_IMAGE, kaggle_url),
-}
-
-INSTALL_CELL = """\
-# Where this curriculum's packages are missing (Colab, Kaggle, a new TPU VM), install the stack
-# pinned for this hardware: README, "Where readers run the notebooks". Elsewhere it does nothing.
-import importlib.util
-import os
-import urllib.request
-
-if importlib.util.find_spec("tpuhelpers") is None:
-    RELEASE = "{release}"  # the commit of the curriculum whose pins and helper to install
-    url = f"https://raw.githubusercontent.com/{repository}/{{RELEASE}}/stacks/install.py"
-    if os.environ.get("TPU_CURRICULUM_SOURCE"):  # a local checkout instead (CI's runtime tests)
-        url = f"file://{{os.environ['TPU_CURRICULUM_SOURCE']}}/stacks/install.py"
-    urllib.request.urlretrieve(url, "install_stack.py")
-    import install_stack
-
-    install_stack.install(release=RELEASE, stack="{stack}")\
-"""
-
+from tools.paths import ROOT, all_notebooks
 
 WRITEFILE_RE = re.compile(r"%%writefile(?P<append> -a)? (?P<path>\S+)")
 
@@ -74,94 +39,9 @@ WRITEFILE_RE = re.compile(r"%%writefile(?P<append> -a)? (?P<path>\S+)")
 EXERCISES, SOLUTIONS = "## Exercises", "## Solutions"  # the headings of every English notebook
 
 
-def release() -> str:
-    """Returns the commit the install cells install from: `[tool.tpuhelpers] release`."""
-    return project_settings()["release"]
-
-
-def install_cell(path: Path) -> str:
-    """Returns the source of the install cell a notebook starts with (its stack's)."""
-    return INSTALL_CELL.format(
-        repository=project_settings()["repository"], release=release(), stack=stack(path)
-    )
-
-
-def is_reference_cell(cell: dict) -> bool:
-    """True for code cells whose outputs CI compares with the stored reference."""
-    return cell["cell_type"] == "code" and REFERENCE_TAG in cell.get("metadata", {}).get("tags", [])
-
-
-def normalize(nb: nbformat.NotebookNode, path: Path) -> nbformat.NotebookNode:
-    """Returns `nb` in canonical form (see the module docstring)."""
-    nb.metadata = nbformat.from_dict(NOTEBOOK_METADATA)
-    nb.nbformat, nb.nbformat_minor = 4, 5
-    for index, cell in enumerate(nb.cells):
-        cell.id = f"cell-{index:03d}"
-        tags = cell.get("metadata", {}).get("tags", [])
-        cell.metadata = nbformat.from_dict({"tags": tags} if tags else {})
-        if not cell.get("attachments"):
-            cell.pop("attachments", None)
-        if isinstance(cell.source, list):
-            cell.source = "".join(cell.source)
-        if cell.cell_type == "code":  # outputs come from a run with the reader's parameters
-            cell.outputs = []
-            cell.execution_count = None
-    if nb.cells and nb.cells[0].cell_type == "markdown":
-        nb.cells[0].source = BADGES_RE.sub(lambda _: badges(path), nb.cells[0].source)
-    if len(nb.cells) > 1 and nb.cells[1].cell_type == "code":
-        nb.cells[1].source = install_cell(path)
-    return nb
-
-
-def dumps(nb: nbformat.NotebookNode) -> str:
-    """Serializes like Jupyter does (indent 1, sorted keys), with a final newline."""
-    return nbformat.writes(nb) + "\n"
-
-
-class NotebookFileError(ValueError):
-    """A path that should be a notebook is missing, a folder, not UTF-8 or not notebook JSON."""
-
-
-def read_text(path: Path) -> str:
-    """A notebook's text; NotebookFileError names the file and what is wrong with it."""
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise NotebookFileError(
-            f"{path} is a folder, not a notebook: remove or rename it."
-        ) from None
-    except UnicodeDecodeError as error:
-        raise NotebookFileError(
-            f"{path} is not UTF-8 text ({error.reason} at byte {error.start})."
-        ) from None
-    except OSError as error:
-        raise NotebookFileError(f"{path} cannot be read: {error.strerror or error}.") from None
-
-
-def read(path: Path, text: str | None = None) -> nbformat.NotebookNode:
-    """Reads a notebook (version 4); NotebookFileError names the file and what is wrong."""
-    text = read_text(path) if text is None else text
-    try:
-        return nbformat.reads(text, as_version=4)
-    except Exception as error:  # noqa: BLE001 - nbformat raises several kinds, all shown
-        why = (
-            str(error).strip().splitlines()[0][:200] if str(error).strip() else type(error).__name__
-        )
-        fix = "restore it with `git checkout -- FILE` or re-save it from Jupyter"
-        raise NotebookFileError(f"{path} is not a Jupyter notebook ({why}): {fix}.") from None
-
-
-def problems(path: Path) -> list[str]:
-    """Returns what is wrong with one notebook, one line each."""
-    try:
-        text = read_text(path)
-        nb = read(path, text)
-    except NotebookFileError as error:
-        return [str(error)]
+def title_cell(path: Path, cells: list) -> list[str]:
+    """Cell 0 is the '# Title' markdown cell with the Colab and Kaggle badges to `path`."""
     found = []
-    cells = nb.cells
-    if len(cells) < 4:
-        return [f"{path}: too few cells ({len(cells)}): title, install, parameters, summary"]
     title = cells[0]
     if title.cell_type != "markdown" or not title.source.startswith("# "):
         found.append(f"{path}: cell 0 must be markdown starting with '# Title'")
@@ -172,20 +52,53 @@ def problems(path: Path) -> list[str]:
             found.append(f"{path}: the {kind} badge points to {url}, expected {expected}")
         else:
             found.append(f"{path}: the {kind} badge shows {image}, expected {BADGE_KINDS[kind][1]}")
+    return found
+
+
+def install(path: Path, cells: list) -> list[str]:
+    """Cell 1 is the install cell of the notebook's stack."""
     if cells[1].cell_type != "code" or cells[1].source != install_cell(path):
-        found.append(f"{path}: cell 1 is not the Colab install cell (run nbcheck --fix)")
+        return [f"{path}: cell 1 is not the Colab install cell (run nbcheck --fix)"]
+    return []
+
+
+def parameters(path: Path, cells: list) -> list[str]:
+    """Exactly one code cell is tagged 'parameters'."""
     tagged = [i for i, c in enumerate(cells) if "parameters" in c.metadata.get("tags", [])]
     if len(tagged) != 1 or cells[tagged[0]].cell_type != "code":
-        found.append(f"{path}: needs exactly one code cell tagged 'parameters', found {tagged}")
-    found += unchecked_parameters(path, cells)
+        return [f"{path}: needs exactly one code cell tagged 'parameters', found {tagged}"]
+    return []
+
+
+def summary(path: Path, cells: list) -> list[str]:
+    """The last cell is the '## Summary' markdown cell."""
     if cells[-1].cell_type != "markdown" or not cells[-1].source.startswith("## "):
-        found.append(f"{path}: the last cell must be the '## Summary' markdown cell")
-    found += missing_exercises(path, cells)
+        return [f"{path}: the last cell must be the '## Summary' markdown cell"]
+    return []
+
+
+def no_outputs(path: Path, cells: list) -> list[str]:
+    """No code cell has outputs or starts with a test marker instead of the reference tag."""
+    found = []
     for index, cell in enumerate(cells):
         if cell.cell_type == "code" and cell.outputs:
             found.append(f"{path}: cell {index} has outputs (run nbcheck --fix)")
         if cell.cell_type == "code" and cell.source.lstrip().startswith("# NBVAL"):
             found.append(f"{path}: cell {index} starts with a test marker: tag it {REFERENCE_TAG}")
+    return found
+
+
+def problems(path: Path) -> list[str]:
+    """Returns what is wrong with one notebook, one line each (every rule of `RULES`)."""
+    try:
+        text = read_text(path)
+        nb = read(path, text)
+    except NotebookFileError as error:
+        return [str(error)]
+    cells = nb.cells
+    if len(cells) < 4:
+        return [f"{path}: too few cells ({len(cells)}): title, install, parameters, summary"]
+    found = [line for rule in RULES for line in rule(path, cells)]
     if text != dumps(normalize(read(path, text), path)):
         found.append(f"{path}: not normalized (metadata, ids, counts or format; run --fix)")
     return found
@@ -261,6 +174,18 @@ def unchecked_parameters(path: Path, cells: list) -> list[str]:
     if missing:
         return [f"{path}: the cell after the parameters cell does not check {', '.join(missing)}"]
     return []
+
+
+# The conventions, in the order their problems are reported.
+RULES = (
+    title_cell,
+    install,
+    parameters,
+    unchecked_parameters,
+    summary,
+    missing_exercises,
+    no_outputs,
+)
 
 
 def writefile_scripts(path: Path) -> dict[str, str]:

@@ -4,8 +4,8 @@
 (`split_blocks`: the Colab and Kaggle badges, fenced code and blocks without words are left out);
 `translation_problems` says what a translation breaks (code spans, link targets, HTML tags,
 markdown structure: `structure`); `translate_markdown` puts the usable translations of a
-catalog (`tools.catalogs`) into a notebook, and `build_notebook` writes a localized notebook with
-it. `l10n` is the command line.
+catalog (`tools.l10n.catalogs`) into a notebook, and `build_notebook` writes a localized notebook
+with it. `tools.l10n.cli` is the command line.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ import nbformat
 import polib
 from markdown_it.rules_block.table import escapedSplit
 
-from tools import markdown, nbcheck, paths
-from tools.catalogs import L10nError, Message, Tree, active_entries
+from tools import paths
+from tools.l10n import markdown
+from tools.l10n.catalogs import L10nError, Message, Tree, active_entries
+from tools.notebook import BADGE_RE, KAGGLE_BADGE_RE, dumps, normalize, read
 
 HINTS = {
     "table": "A table: keep every row, and as many cells ('|') per row as the English.",
@@ -101,7 +103,7 @@ def structure(block: str) -> dict[str, object]:
 
 def is_badges(block: str) -> bool:
     """True for a block of badges only: the Colab badge, the Kaggle badge or both."""
-    rest = nbcheck.KAGGLE_BADGE_RE.sub("", nbcheck.BADGE_RE.sub("", block))
+    rest = KAGGLE_BADGE_RE.sub("", BADGE_RE.sub("", block))
     return rest.strip() == "" and rest != block
 
 
@@ -121,7 +123,7 @@ def messages(notebook: Path) -> list[Message]:
         L10nError: The notebook cannot be read.
     """
     try:
-        nb = nbcheck.read(notebook)
+        nb = read(notebook)
     except Exception as error:  # nbformat raises several kinds; the message says which
         raise L10nError(f"{notebook}: not a readable notebook: {error}") from None
     found = []
@@ -190,7 +192,7 @@ def translate_markdown(
 
     Only markdown cells change, in place: code cells, their outputs and all metadata stay as they
     are. Blocks without a usable translation (`usable_translations`), the badges and fenced code
-    stay English (`nbcheck.normalize` then points the badges at the localized file). The
+    stay English (`tools.notebook.normalize` then points the badges at the localized file). The
     localized notebooks (`build_notebook`) and the site's pages (`tools.site`, on executed
     copies) are translated by this one function.
 
@@ -221,11 +223,11 @@ def build_notebook(tree: Tree, lang: str, english: Path, catalog: polib.POFile |
         english: The English notebook.
         catalog: Its catalog in `lang`, or None (everything stays English).
     """
-    nb = translate_markdown(nbcheck.read(english), catalog)
+    nb = translate_markdown(read(english), catalog)
     target = tree.localized(lang, english.stem)
     # nbcheck computes badge URLs for paths in the repository: the same path there.
-    return nbcheck.dumps(nbcheck.normalize(nb, paths.ROOT / target.relative_to(tree.root)))
+    return dumps(normalize(nb, paths.ROOT / target.relative_to(tree.root)))
 
 
 if __name__ == "__main__":
-    raise SystemExit("tools.translation has no command line: the other tools import it.")
+    raise SystemExit("tools.l10n.translation has no command line: the other tools import it.")

@@ -1,7 +1,7 @@
 """How far a notebook's accuracy check is from failing, over seeds: run it once per seed.
 
-    python -m tools.margins notebooks/en/04_custom_training_loop.ipynb --seeds 1-8
-    python -m tools.margins notebooks/en/10_keras_on_jax.ipynb --seeds 1,2,3 --set FILTERS=32
+    python -m tools.runs.margins notebooks/en/04_custom_training_loop.ipynb --seeds 1-8
+    python -m tools.runs.margins notebooks/en/10_keras_on_jax.ipynb --seeds 1,2,3 --set FILTERS=32
 
 A notebook that asserts `accuracy >= MIN_TEST_ACCURACY` with its CI parameters must pass for any
 seed and on any CPU, not for the one seed CI happens to use: a CPU with other vector instructions
@@ -23,10 +23,14 @@ import sys
 import time
 from pathlib import Path
 
-from tools import nbcheck, notebooks, outputs, paths
+from tools import notebook as notebook_file
+from tools import outputs, paths
+from tools.runs import notebooks
 
 ROOT = paths.ROOT
-TOOL = "tools.margins"  # the mark on --out (tools/outputs.py): it writes only into its own folder
+TOOL = (
+    "tools.runs.margins"  # the mark on --out (tools/outputs.py): it writes only into its own folder
+)
 # What a notebook prints about an accuracy: a label with "accuracy" in it, a colon, a percentage.
 ACCURACY_LINE = re.compile(
     r"^\s*(?P<label>[^\n:]*accuracy[^\n:%]*):\s*(?P<value>\d+(?:\.\d+)?)%", re.M
@@ -91,7 +95,11 @@ def parse_settings(items: list[str]) -> dict:
 def parameter_defaults(notebook: Path) -> dict:
     """The names and values assigned in a notebook's `parameters` cell (simple literals only)."""
     cell = next(
-        (c for c in nbcheck.read(notebook).cells if "parameters" in c.metadata.get("tags", [])),
+        (
+            c
+            for c in notebook_file.read(notebook).cells
+            if "parameters" in c.metadata.get("tags", [])
+        ),
         None,
     )
     if cell is None:
@@ -108,7 +116,7 @@ def cpu_default(notebook: Path, name: str) -> float:
     """The CPU value a notebook's sizes cell gives parameter `name` (`for_hardware(..., cpu=X)`)."""
     call = rf"{name} = for_hardware\(\s*{name}, \"{name}\", kind, "
     pattern = call + r"accelerator=[^,]+, cpu=([^)\s]+)"
-    for cell in nbcheck.read(notebook).cells:
+    for cell in notebook_file.read(notebook).cells:
         if found := re.search(pattern, cell.source):
             return float(found[1])
     raise MarginsError(
@@ -119,7 +127,7 @@ def cpu_default(notebook: Path, name: str) -> float:
 def accuracies(executed: Path) -> dict[str, float]:
     """Every `label: NN.NN%` accuracy line a notebook printed, as {label: fraction}."""
     values = {}
-    for cell in nbcheck.read(executed).cells:
+    for cell in notebook_file.read(executed).cells:
         for output in cell.get("outputs", []):
             if output.get("output_type") == "stream" and output.get("name") == "stdout":
                 for match in ACCURACY_LINE.finditer(output["text"]):
@@ -164,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         outputs.refuse_inputs(args.out, [args.notebook])
         outputs.claim(args.out, TOOL)
-    except (MarginsError, nbcheck.NotebookFileError, outputs.NotOwnedError) as error:
+    except (MarginsError, notebook_file.NotebookFileError, outputs.NotOwnedError) as error:
         parser.error(str(error))
     parameters = notebooks.ci_parameters(args.notebook) | settings
     minimum = parameters.get("MIN_TEST_ACCURACY", defaults["MIN_TEST_ACCURACY"])

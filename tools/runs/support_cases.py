@@ -216,4 +216,4 @@ def case_main(strategy_key: str, apis: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit("tools.support_cases has no command line: the other tools import it.")
+    raise SystemExit("tools.runs.support_cases has no command line: the other tools import it.")

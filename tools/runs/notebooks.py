@@ -1,8 +1,8 @@
 """Run the curriculum headless: papermill with CI parameters; nbval compares the references.
 
-    python -m tools.notebooks run [--lang en] [--out build/executed]
-    python -m tools.notebooks prepare [--lang en] [--out build/nbval]
-    python -m tools.notebooks refs [NOTEBOOK ...]
+    python -m tools.runs.notebooks run [--lang en] [--out build/executed]
+    python -m tools.runs.notebooks prepare [--lang en] [--out build/nbval]
+    python -m tools.runs.notebooks refs [NOTEBOOK ...]
 
 `run` executes each notebook once with the parameters from `tests/notebook_parameters.yaml` and
 keeps the executed copies (with their plots), for the site. `prepare` writes the copies that
@@ -36,7 +36,8 @@ import nbformat
 import papermill
 import yaml
 
-from tools import nbcheck, outputs, paths
+from tools import notebook as notebook_file
+from tools import outputs, paths
 from tpuhelpers import tpu
 
 ROOT = paths.ROOT
@@ -45,9 +46,13 @@ REFERENCES = ROOT / "tests" / "references"
 SANITIZE_FILE = ROOT / "tests" / "reference_sanitize.cfg"  # nbval's format: regex/replace pairs
 # The tag nbval's `--nbval-lax` compares; `prepare` adds it to the reference cells.
 NBVAL_CHECK = "nbval-check-output"
-PREPARED_BY = "tools.notebooks prepare"  # the mark on the folder of nbval's copies
+PREPARED_BY = "tools.runs.notebooks prepare"  # the mark on the folder of nbval's copies
 # The mark each command puts on its --out (tools/outputs.py): it writes only into its own folder.
-WRITTEN_BY = {"run": "tools.notebooks run", "prepare": PREPARED_BY, "refs": "tools.notebooks refs"}
+WRITTEN_BY = {
+    "run": "tools.runs.notebooks run",
+    "prepare": PREPARED_BY,
+    "refs": "tools.runs.notebooks refs",
+}
 
 
 # Variables a process sets for itself (`jax_setup.use_keras_backend` sets KERAS_BACKEND), which a
@@ -59,7 +64,7 @@ PROCESS_CHOICES = ("KERAS_BACKEND",)
 
 # What produced an executed copy's outputs: `execute` writes `run_record()` into the copy's
 # metadata as `metadata["tpu_curriculum"]["run"]`; each page of the site shows it.
-# tools/site_pages.py has the same name: it runs where papermill is not installed, and this
+# tools/site/pages.py has the same name: it runs where papermill is not installed, and this
 # module runs where the site's packages are not (a test executes a notebook and reads the record
 # through tools.site).
 RUN_METADATA = "tpu_curriculum"
@@ -114,7 +119,7 @@ def execute(
         NotebookFailed: A cell raised; the message names the notebook, the cell and the error.
         NotebookFileError: `notebook` is not a readable notebook.
     """
-    nbcheck.read(notebook)  # a broken file is named before a kernel starts
+    notebook_file.read(notebook)  # a broken file is named before a kernel starts
     output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
     params = ci_parameters(notebook) if parameters is None else parameters
@@ -137,7 +142,7 @@ def execute(
             f"(execution {error.exec_count}, starting {first_line!r}) raised "
             f"{error.ename}: {error.evalue}. Executed copy: {output}"
         ) from None
-    executed = nbcheck.read(output)
+    executed = notebook_file.read(output)
     executed.metadata.setdefault(RUN_METADATA, {})["run"] = record
     nbformat.write(executed, output)
     return output
@@ -294,7 +299,7 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
             reference file cannot be read (the message names it).
         NotebookFileError: `notebook` is not a readable notebook.
     """
-    nbcheck.read(notebook)
+    notebook_file.read(notebook)
     stored = references(notebook)
     output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -307,9 +312,9 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
         kernel_name="python3",
         progress_bar=False,
     )
-    prepared = nbcheck.read(output)
+    prepared = notebook_file.read(output)
     for cell in prepared.cells:
-        if not nbcheck.is_reference_cell(cell):
+        if not notebook_file.is_reference_cell(cell):
             continue
         if cell.id not in stored:
             raise NotebookFailed(
@@ -329,7 +334,7 @@ def store_references(notebook: Path, executed: Path) -> int:
     Returns:
         How many reference cells were stored.
     """
-    cells = [c for c in nbcheck.read(executed).cells if nbcheck.is_reference_cell(c)]
+    cells = [c for c in notebook_file.read(executed).cells if notebook_file.is_reference_cell(c)]
     outputs = {cell.id: reference_outputs(cell) for cell in cells}
     REFERENCES.mkdir(parents=True, exist_ok=True)
     reference_file(notebook).write_text(
@@ -386,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 execute(notebook, out)
                 note = ""
-        except (NotebookFailed, nbcheck.NotebookFileError) as error:
+        except (NotebookFailed, notebook_file.NotebookFileError) as error:
             failures.append(str(error))
             print(f"FAILED {error}", flush=True)
             continue

@@ -1,13 +1,12 @@
 """The pages of the site, as `tools.site` writes them into its Sphinx projects.
 
 A notebook page (`make_page`) is the executed English notebook with its markdown translated
-(`l10n.translate_markdown`), its streams shown as Jupyter shows them (`merge_streams`), the Colab
-and Kaggle badges of its language with the site's local badge images, and a header first
-(`page_header`: the language switcher, the papermill parameters, the machine and software of the
-run). Each language has an index page (`language_index`); the landing page (`landing_page`) is
-the curriculum table.
-`SITE_CSS`, `COLAB_BADGE_SVG` and `KAGGLE_BADGE_SVG` are the site's own static files.
-"""
+(`tools.l10n.translation.translate_markdown`), its streams shown as Jupyter shows them
+(`merge_streams`), the Colab and Kaggle badges of its language with the site's local badge images,
+and a header first (`page_header`: the language switcher, the papermill parameters, the machine and
+software of the run). Each language has an index page (`language_index`); the landing page
+(`landing_page`) is the curriculum table. `SITE_CSS`, `COLAB_BADGE_SVG` and `KAGGLE_BADGE_SVG` are
+the site's own static files."""
 
 from __future__ import annotations
 
@@ -19,12 +18,20 @@ from pathlib import Path
 
 import nbformat
 
-from tools import l10n, links, nbcheck, paths
-from tools.site_text import text
+from tools import languages, paths, phrases
+from tools import notebook as notebook_file
+from tools.l10n import catalogs, translation
 
 SOURCE = paths.SOURCE
-TITLE = text(SOURCE, "title")  # each language has its own: tools/site_text.py
-# Where `tools.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
+
+
+def text(lang: str, key: str, **values: object) -> str:
+    """The site's sentence `key` (`tools/site/sentences.toml`) in `lang`, filled in."""
+    return phrases.site().text(lang, key, **values)
+
+
+TITLE = text(SOURCE, "title")  # each language has its own: tools/site/sentences.toml
+# Where `tools.runs.notebooks.execute` records the run in an executed copy (RUN_METADATA there).
 RUN_METADATA = "tpu_curriculum"
 BADGE_IMAGE = "/_static/colab-badge.svg"  # from the project's source folder (Sphinx rule)
 KAGGLE_BADGE_IMAGE = "/_static/kaggle-badge.svg"
@@ -114,7 +121,7 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
     """
     items = []
     for other in langs:
-        name = html.escape(links.LANGUAGE_NAMES.get(other, other))
+        name = html.escape(languages.get(other).name)
         if other == lang:
             items.append(f'<strong lang="{other}">{name}</strong>')
         else:
@@ -203,18 +210,18 @@ def merge_streams(cell: nbformat.NotebookNode) -> None:
     cell.outputs = merged
 
 
-def colab_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
+def colab_badge(tree: catalogs.Tree, lang: str, stem: str) -> str:
     """The Colab badge of a notebook in one language, with the site's local badge image."""
     return paths.badge(tree.localized(lang, stem), tree.root, BADGE_IMAGE)
 
 
-def kaggle_badge(tree: l10n.Tree, lang: str, stem: str) -> str:
+def kaggle_badge(tree: catalogs.Tree, lang: str, stem: str) -> str:
     """The Kaggle badge of a notebook in one language, with the site's local badge image."""
     return paths.kaggle_badge(tree.localized(lang, stem), tree.root, KAGGLE_BADGE_IMAGE)
 
 
 def make_page(
-    tree: l10n.Tree, executed: nbformat.NotebookNode, lang: str, langs: list[str], stem: str
+    tree: catalogs.Tree, executed: nbformat.NotebookNode, lang: str, langs: list[str], stem: str
 ) -> Page:
     """One page: the executed copy, translated, its badges for `lang`; its title, then the header.
 
@@ -222,8 +229,8 @@ def make_page(
         L10nError: The language's catalog of this notebook cannot be read.
     """
     path = tree.catalog(lang, stem)
-    catalog = l10n.read_catalog(path, tree) if lang != SOURCE and path.exists() else None
-    nb = l10n.translate_markdown(copy.deepcopy(executed), catalog)
+    catalog = catalogs.read_catalog(path, tree) if lang != SOURCE and path.exists() else None
+    nb = translation.translate_markdown(copy.deepcopy(executed), catalog)
     for cell in nb.cells:
         if cell.cell_type == "code":
             merge_streams(cell)
@@ -231,7 +238,7 @@ def make_page(
     title = stem
     if first.cell_type == "markdown":
         badges = f"{colab_badge(tree, lang, stem)} {kaggle_badge(tree, lang, stem)}"
-        first.source = nbcheck.BADGES_RE.sub(lambda _: badges, first.source)
+        first.source = notebook_file.BADGES_RE.sub(lambda _: badges, first.source)
         heading = first.source.split("\n", 1)[0]
         title = heading[2:].strip() if heading.startswith("# ") else stem
     header = nbformat.v4.new_markdown_cell(page_header(executed, lang, langs, stem))
@@ -256,9 +263,9 @@ def _table_cell(markdown: str) -> str:
     return markdown.replace("|", "\\|")
 
 
-def language_index(tree: l10n.Tree, lang: str, langs: list[str], pages: list[Page]) -> str:
+def language_index(tree: catalogs.Tree, lang: str, langs: list[str], pages: list[Page]) -> str:
     """The index page of one language (markdown): its notebooks, their badges, the switcher."""
-    name = links.LANGUAGE_NAMES.get(lang, lang)
+    name = languages.get(lang).name
     rows = [
         f"| {_number(p.stem)} | "
         f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} | "
@@ -290,11 +297,11 @@ def _inline(markdown: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(markdown))
 
 
-def landing_page(tree: l10n.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
+def landing_page(tree: catalogs.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
     """The landing page (markdown with an HTML table): one row per notebook, its pages in every
     language in one cell and its Colab and Kaggle links in another, so the table stays narrow
     (1024 px)."""
-    names = {lang: html.escape(links.LANGUAGE_NAMES.get(lang, lang)) for lang in langs}
+    names = {lang: html.escape(languages.get(lang).name) for lang in langs}
     rows = []
     for index, page in enumerate(pages[SOURCE]):
         read = " · ".join(
@@ -349,7 +356,7 @@ it on a TPU with the full parameters.
 
 
 SITE_CSS = """\
-/* Written by tools/site_pages.py. */
+/* Written by tools/site/pages.py. */
 .tpu-run p, .tpu-run nav { margin: 0.3em 0; font-size: 0.9em; }
 .tpu-languages strong, .tpu-languages a { white-space: nowrap; }
 /* The landing page's table: as wide as the window, each badge under its page's link. */
@@ -391,4 +398,4 @@ text-anchor="middle">Open in Kaggle</text>
 
 
 if __name__ == "__main__":
-    raise SystemExit("tools.site_pages has no command line: the other tools import it.")
+    raise SystemExit("tools.site.pages has no command line: the other tools import it.")

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import markdown
+from tools.l10n import markdown
 
 SECTION = "## Checked terms"
 FORM_SEPARATOR = " / "
@@ -142,4 +142,4 @@ def _plain(message: str) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit("tools.glossary has no command line: the other tools import it.")
+    raise SystemExit("tools.l10n.glossary has no command line: the other tools import it.")

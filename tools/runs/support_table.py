@@ -2,14 +2,14 @@
 
 The distributed-training guide says which strategy supports `Model.fit` and custom training
 loops ("Supported", "Experimental support", ...). This tool runs a few training steps of each
-combination it can build on this machine (`tools.support_cases`) and records what happened in
+combination it can build on this machine (`tools.runs.support_cases`) and records what happened in
 `tpuhelpers/support_table.json`, keyed by Keras flavor, TensorFlow version and wheel, so that an
 upgrade shows up as a diff in review. Run it from the repository root::
 
-    python -m tools.support_table write    # every case, one fresh process each
-    python -m tools.support_table check    # again, compared with the committed table
-    python -m tools.support_table show mirrored parameter_server
-    python -m tools.support_table annotate # rewrite the "instead" notes of the committed tables
+    python -m tools.runs.support_table write    # every case, one fresh process each
+    python -m tools.runs.support_table check    # again, compared with the committed table
+    python -m tools.runs.support_table show mirrored parameter_server
+    python -m tools.runs.support_table annotate # rewrite the committed tables' "instead" notes
 
 Each case runs in its own Python process, so that a crash, a hang or a broken runtime state in
 one case cannot affect the others. `--isolate strategy` runs the cases of one strategy in one
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools import support_cases
+from tools.runs import support_cases
 from tpuhelpers import checks, support
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATUSES = ("works", "fails", "n/a")
 BUILD = "create the optimizer's variables in the scope first: optimizer.build(model."
 #: What to do instead, where a case fails under Keras 3 (stored with the failure as `instead`).
@@ -59,7 +59,7 @@ ALTERNATIVES = {
 }
 _CASE_SCRIPT = (
     "import sys\nsys.path.insert(0, {root!r})\n"
-    "from tools import support_table\nsupport_table.main(sys.argv[1:])\n"
+    "from tools.runs import support_table\nsupport_table.main(sys.argv[1:])\n"
 )
 
 
@@ -155,7 +155,7 @@ def run_processes(strategy_key: str, apis: list[str], timeout: float) -> tuple[d
     if strategy_key == "multi_worker":
         return _run_multi_worker(args, timeout)
     environ = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_NUM_INTEROP_THREADS": "2"}
-    command = [sys.executable, "-m", "tools.support_table", *args]
+    command = [sys.executable, "-m", "tools.runs.support_table", *args]
     try:
         done = subprocess.run(
             command, capture_output=True, text=True, timeout=timeout, env=environ, cwd=ROOT

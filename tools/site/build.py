@@ -3,16 +3,16 @@
     python -m tools.site build [--executed build/executed] [--out build/site] [--lang de]
     python -m tools.site sources [--executed build/executed]   # build/site-src/ only, no Sphinx
 
-Nothing runs here: the pages are the executed English notebooks that `tools.notebooks run`
-keeps (`build/executed/en/`, written by `nox -s notebooks -- --lang en`; the PyTorch/XLA notebook
-by `nox -s pytorch_xla -- --site`, into `build/pytorch_xla/en/`). A page in another
-language is the executed English notebook with its markdown translated from that language's
-catalog by `l10n.translate_markdown`, exactly as the localized notebooks are built; its code cells
-are identical to English by construction, so the English run's outputs are its outputs. Its Colab
-and Kaggle badges point at the language's own notebook (the badge images are local copies, so the
-site works offline). Every page starts with a header: the papermill parameters and the machine
+Nothing runs here: the pages are the executed English notebooks that `tools.runs.notebooks run`
+keeps (`build/executed/en/`, written by `nox -s notebooks -- --lang en`; the PyTorch/XLA notebook by
+`nox -s pytorch_xla -- --site`, into `build/pytorch_xla/en/`). A page in another language is the
+executed English notebook with its markdown translated from that language's catalog by
+`tools.l10n.translation.translate_markdown`, exactly as the localized notebooks are built; its code
+cells are identical to English by construction, so the English run's outputs are its outputs. Its
+Colab and Kaggle badges point at the language's own notebook (the badge images are local copies, so
+the site works offline). Every page starts with a header: the papermill parameters and the machine
 and software that produced the outputs (`metadata["tpu_curriculum"]["run"]`, written by
-`tools.notebooks.execute`), and links to the same notebook in every other language.
+`tools.runs.notebooks.execute`), and links to the same notebook in every other language.
 
 The sources go to `build/site-src/`, one Sphinx project per language (`<lang>/`), so that each
 language has its own `<html lang>`, theme labels and search index, with word splitting for
@@ -23,7 +23,7 @@ Sphinx with myst-nb (execution off) and sphinx-book-theme renders them into `bui
 same layout: `index.html`, `en/`, `de/`, ... (`stacks/site.txt` pins them; `nox -s site`).
 
 The pages themselves (header, switcher, indexes, landing page, the site's CSS and badge images) are
-written by `tools.site_pages`; this module finds the executed copies, writes the Sphinx projects
+written by `tools.site.pages`; this module finds the executed copies, writes the Sphinx projects
 and runs Sphinx.
 """
 
@@ -38,9 +38,11 @@ from pathlib import Path
 
 import nbformat
 
-from tools import l10n, links, nbcheck, outputs, paths
-from tools.site_pages import BADGE_IMAGE as BADGE_IMAGE
-from tools.site_pages import (
+from tools import languages, outputs, paths
+from tools import notebook as notebook_file
+from tools.l10n import catalogs
+from tools.site.pages import BADGE_IMAGE as BADGE_IMAGE
+from tools.site.pages import (
     COLAB_BADGE_SVG,
     KAGGLE_BADGE_SVG,
     SITE_CSS,
@@ -49,12 +51,12 @@ from tools.site_pages import (
     landing_page,
     language_index,
     make_page,
+    text,
 )
-from tools.site_pages import KAGGLE_BADGE_IMAGE as KAGGLE_BADGE_IMAGE
-from tools.site_pages import RUN_METADATA as RUN_METADATA
-from tools.site_pages import run_line as run_line
-from tools.site_pages import terminal_text as terminal_text
-from tools.site_text import text
+from tools.site.pages import KAGGLE_BADGE_IMAGE as KAGGLE_BADGE_IMAGE
+from tools.site.pages import RUN_METADATA as RUN_METADATA
+from tools.site.pages import run_line as run_line
+from tools.site.pages import terminal_text as terminal_text
 
 ROOT = paths.ROOT
 SOURCE = paths.SOURCE
@@ -63,8 +65,6 @@ EXECUTED = ROOT / "build" / "executed"
 PYTORCH_XLA = ROOT / "build" / "pytorch_xla"
 SITE_SOURCES = ROOT / "build" / "site-src"
 SITE = ROOT / "build" / "site"
-# Sphinx's code of each language folder: `<html lang>`, theme labels, search word splitting.
-SPHINX_LANGUAGES = {"zh-cn": "zh_CN", "pt-br": "pt_BR", "es-419": "es_419"}
 # How long one language's sphinx-build may run (it takes under a minute on 2 busy cores).
 SPHINX_SECONDS = 1200
 # Sphinx's own files, per language: `<lang>/doctrees`, `<lang>/html` (copied into the site) and
@@ -83,13 +83,13 @@ class SiteError(Exception):
 
 
 def executed_notebooks(
-    tree: l10n.Tree, executed: Path = EXECUTED, pytorch_xla: Path = PYTORCH_XLA
+    tree: catalogs.Tree, executed: Path = EXECUTED, pytorch_xla: Path = PYTORCH_XLA
 ) -> dict[str, Path]:
     """Finds the executed copy of every English notebook.
 
     Args:
         tree: The checkout (its `notebooks/en/`).
-        executed: Where `tools.notebooks run` writes executed copies (`<executed>/en/`).
+        executed: Where `tools.runs.notebooks run` writes executed copies (`<executed>/en/`).
         pytorch_xla: Where `nox -s pytorch_xla` writes the PyTorch/XLA notebook's copy.
 
     Returns:
@@ -129,7 +129,7 @@ def _not_executed(path: Path) -> str:
     if not path.is_file():
         return f"no executed copy {shown}"
     try:
-        papermill = nbcheck.read(path).metadata.get("papermill")
+        papermill = notebook_file.read(path).metadata.get("papermill")
     except Exception as error:  # nbformat raises several kinds; the message says which
         return f"{shown} is not a readable notebook ({error})"
     if not papermill:
@@ -147,12 +147,12 @@ def _shown(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
-def stale(tree: l10n.Tree, stem: str, executed: nbformat.NotebookNode) -> list[int]:
+def stale(tree: catalogs.Tree, stem: str, executed: nbformat.NotebookNode) -> list[int]:
     """The cells in which an executed copy differs from the English notebook as it is now.
 
     Papermill's injected parameters cell is left out; a different cell count lists every cell.
     """
-    now = nbcheck.read(tree.notebooks / SOURCE / f"{stem}.ipynb").cells
+    now = notebook_file.read(tree.notebooks / SOURCE / f"{stem}.ipynb").cells
     cells = [c for c in executed.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     if len(cells) != len(now):
         return list(range(max(len(cells), len(now))))
@@ -176,13 +176,13 @@ def conf_py(lang: str, others: list[str]) -> str:
     english = lang == SOURCE
     values = {
         "project": text(lang, "title"),
-        "language": SPHINX_LANGUAGES.get(lang, lang),
+        "language": languages.get(lang).sphinx,
         "extensions": ["myst_nb"],
         "nb_execution_mode": "off",
         "nb_merge_streams": False,  # merge_streams() did it, keeping the order of the outputs
         "exclude_patterns": [SPHINX_WORK, "**.ipynb_checkpoints", *others],
         "html_theme": "sphinx_book_theme",
-        "html_title": f"{text(lang, 'title')} ({links.LANGUAGE_NAMES.get(lang, lang)})",
+        "html_title": f"{text(lang, 'title')} ({languages.get(lang).name})",
         "html_static_path": ["_static"],
         "html_css_files": ["site.css"],
         "html_theme_options": {
@@ -198,7 +198,11 @@ def conf_py(lang: str, others: list[str]) -> str:
     lines = [f"{name} = {value!r}" for name, value in values.items()]
     if lang.startswith("zh"):
         lines += CHINESE_SEARCH_FIX
-    return "# Written by tools/site.py on every build: change it there.\n" + "\n".join(lines) + "\n"
+    return (
+        "# Written by tools/site/build.py on every build: change it there.\n"
+        + "\n".join(lines)
+        + "\n"
+    )
 
 
 # Sphinx 9.0.4 names the search's JavaScript stemmer after the language, `ChineseStemmer`, which
@@ -230,7 +234,7 @@ def output_folder(out: Path, lang: str) -> Path:
 
 
 def write_sources(
-    tree: l10n.Tree, found: dict[str, Path], langs: list[str], src: Path = SITE_SOURCES
+    tree: catalogs.Tree, found: dict[str, Path], langs: list[str], src: Path = SITE_SOURCES
 ) -> list[str]:
     """Writes every page, index, landing page and Sphinx configuration into `src`.
 
@@ -251,7 +255,7 @@ def write_sources(
     pages: dict[str, list[Page]] = {lang: [] for lang in langs}
     log = []
     for stem, path in found.items():
-        executed = nbcheck.read(path)
+        executed = notebook_file.read(path)
         differ = stale(tree, stem, executed)
         if "papermill" not in executed.metadata:
             log.append(
@@ -345,12 +349,12 @@ def run_sphinx(src: Path, langs: list[str], jobs: int = 2) -> list[str]:
     if failed:
         raise SiteError(
             f"sphinx-build failed for {', '.join(failed)}; its messages are above (a warning "
-            "counts as an error: fix the page or its generator in tools/site_pages.py)"
+            "counts as an error: fix the page or its generator in tools/site/pages.py)"
         )
     return log
 
 
-def site_languages(tree: l10n.Tree, requested: list[str] | None = None) -> list[str]:
+def site_languages(tree: catalogs.Tree, requested: list[str] | None = None) -> list[str]:
     """English, then the requested languages (default: every language with catalogs).
 
     Raises:
@@ -363,7 +367,7 @@ def site_languages(tree: l10n.Tree, requested: list[str] | None = None) -> list[
 
 
 def build(
-    tree: l10n.Tree,
+    tree: catalogs.Tree,
     executed: Path = EXECUTED,
     pytorch_xla: Path = PYTORCH_XLA,
     out: Path = SITE,
@@ -391,7 +395,9 @@ def build(
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.site", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("command", choices=["build", "sources"])
     parser.add_argument("--executed", type=Path, default=EXECUTED, help="executed copies")
     parser.add_argument("--pytorch-xla", type=Path, default=PYTORCH_XLA, help=argparse.SUPPRESS)
@@ -402,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clean", action="store_true", help="delete --src and --out first")
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    tree = l10n.Tree(args.root.resolve())
+    tree = catalogs.Tree(args.root.resolve())
     src, out = args.src.resolve(), args.out.resolve()
     try:
         for folder in (src, out) if args.clean else ():
@@ -421,7 +427,12 @@ def main(argv: list[str] | None = None) -> int:
                 args.jobs,
                 src,
             )
-    except (SiteError, l10n.L10nError, outputs.NotOwnedError, nbcheck.NotebookFileError) as error:
+    except (
+        SiteError,
+        catalogs.L10nError,
+        outputs.NotOwnedError,
+        notebook_file.NotebookFileError,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print("\n".join(log))

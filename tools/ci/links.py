@@ -16,12 +16,12 @@ Checks, for a checkout of the repository:
   `language_index()`: its notebooks' translated titles with their Colab and Kaggle badges
   (`python -m tools.l10n build` rewrites it too).
 
-    python -m tools.links            # report problems, exit 1 if any
-    python -m tools.links --table    # print the README table and the line of language indexes
-    python -m tools.links --fix      # rewrite them and the language indexes
+    python -m tools.ci.links            # report problems, exit 1 if any
+    python -m tools.ci.links --table    # print the README table and the line of language indexes
+    python -m tools.ci.links --fix      # rewrite them and the language indexes
 
-Markdown is read with markdown-it-py through `tools.markdown` (link targets, code spans, raw HTML),
-which `l10n` and `glossary` share.
+Markdown is read with markdown-it-py through `tools.l10n.markdown` (link targets, code spans, raw
+HTML), which `l10n` and `glossary` share.
 """
 
 from __future__ import annotations
@@ -32,30 +32,20 @@ import sys
 from pathlib import Path
 from urllib.parse import unquote
 
-from tools import nbcheck, paths
-from tools.markdown import link_targets
+from tools import languages, paths
+from tools import notebook as notebook_file
+from tools.ci import nbcheck
+from tools.l10n import index as indexes
+from tools.l10n.index import INDEX
+from tools.l10n.markdown import link_targets
 
 ROOT = paths.ROOT
 
 TABLE_START = "<!-- notebooks:start -->"
 TABLE_END = "<!-- notebooks:end -->"
 MARKDOWN_FILES = ("README.md", "CONTRIBUTING.md", "stacks/README.md")
-INDEX = "README.md"  # each translated language's index: notebooks/<lang>/README.md
 TEACHES = "what it teaches"  # the README table's column written by hand
-FIX = "run `python -m tools.links --fix`"
-# How the README and the language indexes name each language; a language not listed here shows
-# its code.
-LANGUAGE_NAMES = {
-    "en": "English",
-    "de": "Deutsch",
-    "es-419": "Español",
-    "fr": "Français",
-    "it": "Italiano",
-    "ja": "日本語",
-    "ko": "한국어",
-    "pt-br": "Português",
-    "zh-cn": "简体中文",
-}
+FIX = "run `python -m tools.ci.links --fix`"
 
 SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
@@ -89,12 +79,6 @@ def repository_path(url: str) -> str | None:
         url,
     )
     return unquote(match.group(1)) if match else None
-
-
-def languages(root: Path = ROOT) -> list[str]:
-    """Returns the language folders holding notebooks: English first, then by code."""
-    found = {path.parent.name for path in paths.all_notebooks(root=root)}
-    return sorted(found, key=lambda code: (code != paths.SOURCE, code))
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -146,7 +130,7 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
     """Checks one notebook: its badges to its own path, and every link in its markdown cells."""
     name = _relative(path, root)
     try:
-        nb = nbcheck.read(path)
+        nb = notebook_file.read(path)
     except Exception as error:  # nbformat raises several kinds; the message says which
         return [f"{name}: not a readable notebook: {error}"]
     found = []
@@ -157,7 +141,7 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
         elif url != expected:
             found.append(f"{name}: cell-000: the {kind} badge points to {url}, not {expected}")
         else:
-            right = nbcheck.BADGE_KINDS[kind][1]
+            right = notebook_file.BADGE_KINDS[kind][1]
             found.append(f"{name}: cell-000: the {kind} badge shows {image}, not {right}")
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
@@ -167,20 +151,6 @@ def notebook_problems(path: Path, root: Path = ROOT) -> list[str]:
 
 
 # ----------------------------------------------------------------------------- the tables
-
-
-def _title(path: Path) -> str:
-    """A notebook's title (its first cell's `# ` heading, else its stem), for a table cell."""
-    nb = nbcheck.read(path)
-    title = path.stem
-    if nb.cells and nb.cells[0].source.startswith("# "):
-        title = nb.cells[0].source.splitlines()[0][2:].strip()
-    return title.replace("|", "&#124;")
-
-
-def _number(stem: str) -> str:
-    number = stem.split("_", 1)[0]
-    return str(int(number)) if number.isdigit() else ""
 
 
 def _cells(line: str) -> list[str]:
@@ -209,7 +179,7 @@ def descriptions(text: str) -> dict[str, str]:
     found = {}
     for line in text[bounds[0] : bounds[1]].splitlines() if bounds else []:
         cells = _cells(line)
-        if len(cells) < 3 or nbcheck.BADGE_RE.search(cells[2]):
+        if len(cells) < 3 or notebook_file.BADGE_RE.search(cells[2]):
             continue
         link = re.search(rf"\(notebooks/{paths.SOURCE}/([^)/]+)\.ipynb\)", cells[1])
         if link:
@@ -222,75 +192,25 @@ def readme_table(root: Path = ROOT) -> str:
 
     One row per English notebook: its number, its title (linked to the file), what it teaches
     (the words the README's table has for it: `descriptions`), its Colab and Kaggle badges. Then
-    one line linking the index of every other language (`language_index`).
+    one line linking the index of every other language (`tools.l10n.index`).
     """
     readme = root / "README.md"
     words = descriptions(readme.read_text(encoding="utf-8")) if readme.exists() else {}
     header = ["#", "notebook", TEACHES, "Colab", "Kaggle"]
     rows = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     for path in paths.all_notebooks(paths.SOURCE, root):
-        link = f"[{_title(path)}](notebooks/{paths.SOURCE}/{path.name})"
-        cells = [_number(path.stem), link, words.get(path.stem, "")]
+        link = f"[{indexes.title(path)}](notebooks/{paths.SOURCE}/{path.name})"
+        cells = [indexes.number(path.stem), link, words.get(path.stem, "")]
         cells += [paths.badge(path, root), paths.kaggle_badge(path, root)]
         rows.append("| " + " | ".join(cells) + " |")
     others = [
-        f"[{LANGUAGE_NAMES.get(code, code)}](notebooks/{code}/{INDEX})"
-        for code in languages(root)
+        f"[{languages.get(code).name}](notebooks/{code}/{INDEX})"
+        for code in indexes.language_folders(root)
         if code != paths.SOURCE
     ]
     if others:
         rows += ["", "The notebooks in other languages: " + " · ".join(others)]
     return "\n".join(rows)
-
-
-def language_index(root: Path, lang: str) -> str:
-    """Returns `notebooks/<lang>/README.md`: the language's notebooks, their titles in that
-    language (each localized notebook's `# ` heading) and their Colab and Kaggle badges.
-
-    The heading and the column name are the site's (`tools.site_text`: "title",
-    "column_notebook"), in `lang` where its `_site.po` translates them.
-    """
-    # Imported here: site_text imports tools.catalogs, which imports this module.
-    from tools.site_text import text
-
-    name = LANGUAGE_NAMES.get(lang, lang)
-    switch = []
-    for code in languages(root):
-        other = LANGUAGE_NAMES.get(code, code)
-        if code == lang:
-            switch.append(f"**{other}**")
-        else:
-            switch.append(
-                f"[{other}](../../README.md)"
-                if code == paths.SOURCE
-                else f"[{other}](../{code}/{INDEX})"
-            )
-    rows = [
-        f"| {_number(path.stem)} | [{_title(path)}]({path.name}) | "
-        f"{paths.badge(path, root)} | {paths.kaggle_badge(path, root)} |"
-        for path in paths.all_notebooks(lang, root)
-    ]
-    return f"""<!-- Written by `python -m tools.links --fix` and `python -m tools.l10n build` from \
-the notebooks' titles: edit those, not this file. -->
-
-# {text(lang, "title")} ({name})
-
-{" · ".join(switch)}
-
-| # | {text(lang, "column_notebook")} | Colab | Kaggle |
-| --- | --- | --- | --- |
-{chr(10).join(rows)}
-"""
-
-
-def write_language_index(root: Path, lang: str) -> bool:
-    """Writes `notebooks/<lang>/README.md` (`language_index`); returns whether it changed."""
-    index = root / "notebooks" / lang / INDEX
-    new = language_index(root, lang)
-    if index.exists() and index.read_text(encoding="utf-8") == new:
-        return False
-    index.write_text(new, encoding="utf-8")
-    return True
 
 
 def _missing_badges(
@@ -299,12 +219,12 @@ def _missing_badges(
     """One line per badge (Colab, Kaggle) of a notebook of `notebooks` that `text` lacks."""
     shown = {
         kind: {url for found, url in pattern.findall(text) if found == image}
-        for kind, (pattern, image, _) in nbcheck.BADGE_KINDS.items()
+        for kind, (pattern, image, _) in notebook_file.BADGE_KINDS.items()
     }
     return [
         f"{where} has no Open in {kind} badge for {_relative(path, root)}; {fix}"
         for path in notebooks
-        for kind, (_, _, url_of) in nbcheck.BADGE_KINDS.items()
+        for kind, (_, _, url_of) in notebook_file.BADGE_KINDS.items()
         if url_of(path, root) not in shown[kind]
     ]
 
@@ -332,17 +252,17 @@ def readme_problems(root: Path = ROOT) -> list[str]:
         for path in english
         if bounds and not words.get(path.stem)
     ]
-    for lang in languages(root):
+    for lang in indexes.language_folders(root):
         if lang == paths.SOURCE:
             continue
-        index = root / "notebooks" / lang / INDEX
-        where = _relative(index, root)
-        if not index.exists():
+        written = root / "notebooks" / lang / INDEX
+        where = _relative(written, root)
+        if not written.exists():
             found.append(f"{where} is missing; {FIX}")
             continue
-        text = index.read_text(encoding="utf-8")
+        text = written.read_text(encoding="utf-8")
         found += _missing_badges(text, where, paths.all_notebooks(lang, root), root)
-        if text != language_index(root, lang):
+        if text != indexes.language_index(root, lang):
             found.append(f"{where} is out of date; {FIX}")
     return found
 
@@ -369,8 +289,8 @@ def fix_readme(root: Path = ROOT) -> list[str]:
     if new != text:
         readme.write_text(new, encoding="utf-8")
         changed.append("README.md")
-    for lang in languages(root):
-        if lang != paths.SOURCE and write_language_index(root, lang):
+    for lang in indexes.language_folders(root):
+        if lang != paths.SOURCE and indexes.write_language_index(root, lang):
             changed.append(f"notebooks/{lang}/{INDEX}")
     return changed
 
@@ -416,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
         print("".join(f"{name}: rewritten\n" for name in changed if name != "README.md"), end="")
     try:
         found = problems(args.root)
-    except nbcheck.NotebookFileError as error:
+    except notebook_file.NotebookFileError as error:
         found = [str(error)]
     print("\n".join(found) if found else "badges and links OK")
     return 1 if found else 0

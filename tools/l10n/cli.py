@@ -16,20 +16,23 @@ reference outputs are identical in every language, by construction.
 keeps its old translation marked fuzzy (the old English in `#| msgid`), removed ones become
 obsolete (`#~`). `build` writes `notebooks/<lang>/<notebook>.ipynb`; untranslated, fuzzy and
 invalid translations fall back to English; then the language's index of its notebooks,
-`notebooks/<lang>/README.md` (`links.language_index`). `check` fails when a catalog is
+`notebooks/<lang>/README.md` (`tools.l10n.index`). `check` fails when a catalog is
 unreadable or out of date, a translation breaks a code span, a link or the markdown structure or
-goes against the checked terms of its glossary (`tools.glossary`), or a committed localized
-notebook differs from what `build` writes; it also runs the badge and link checks of `links`
-(the language indexes included).
+goes against the checked terms of its glossary (`tools.l10n.glossary`), or a committed localized
+notebook differs from what `build` writes; it also runs the badge and link checks of
+`tools.ci.links` (the language indexes included).
 `report` counts translated, fuzzy and untranslated messages per language and notebook.
 
 GNU gettext must be installed: `msgmerge` merges the catalogs and `msgfmt --check` checks them.
+The site's own sentences (`tools/site/sentences.toml`, read with `tools.phrases`) are one more
+catalog per language, `_site` (`tools.l10n.sentences`): extract, check and report treat it like a
+notebook's.
 
-The work is shared: `tools.catalogs` reads, writes and merges the PO catalogs (and knows the tree),
-`tools.translation` splits the English notebooks into messages and builds the localized ones,
-`tools.markdown` reads markdown with markdown-it-py; this module holds the four commands and
-re-exports the names the tests and the site use (`l10n.Tree`, `l10n.read_catalog`,
-`l10n.translate_markdown`, ...).
+The work is shared: `catalogs` reads, writes and merges the PO catalogs (and knows the tree),
+`translation` finds the messages of the English notebooks and builds the localized ones,
+`markdown` reads markdown with markdown-it-py, `index` writes the language indexes; this module
+holds the four commands and re-exports the names the tests use (`Tree`, `read_catalog`,
+`translate_markdown`).
 """
 
 from __future__ import annotations
@@ -43,23 +46,27 @@ from pathlib import Path
 import nbformat
 import polib
 
-from tools import glossary, links, nbcheck, paths, site_text
-from tools.catalogs import FUZZY as FUZZY
-from tools.catalogs import (
+from tools import languages, paths
+from tools import notebook as notebook_file
+from tools.l10n import glossary, sentences
+from tools.l10n import index as indexes
+from tools.l10n.catalogs import FUZZY as FUZZY
+from tools.l10n.catalogs import (
     L10nError,
     Tree,
     active_entries,
     new_catalog,
+    places,
     read_catalog,
     require_gettext,
     serialize,
     update_catalog,
     validate_language,
 )
-from tools.translation import build_notebook, messages, translation_problems
-from tools.translation import kind as kind
-from tools.translation import split_blocks as split_blocks
-from tools.translation import translate_markdown as translate_markdown
+from tools.l10n.translation import build_notebook, messages, translation_problems
+from tools.l10n.translation import kind as kind
+from tools.l10n.translation import split_blocks as split_blocks
+from tools.l10n.translation import translate_markdown as translate_markdown
 
 ROOT = paths.ROOT
 SOURCE = paths.SOURCE
@@ -99,7 +106,7 @@ def extract(
         path.unlink()
         log.append(f"{tree.rel(path)}: removed (no English notebook)")
     english = {Path(path.stem): messages(path) for path in tree.english()}
-    english[Path(site_text.CATALOG)] = site_text.messages()  # the site's own sentences
+    english[Path(sentences.CATALOG)] = sentences.messages()  # the site's own sentences
     for lang in selected:
         for source, found in english.items():
             path = tree.catalog(lang, source.stem)
@@ -156,8 +163,8 @@ def build(tree: Tree, langs: list[str] | None = None) -> list[str]:
                 continue
             target.write_text(text, encoding="utf-8")
             log.append(f"{tree.rel(target)}: written")
-        if links.write_language_index(tree.root, lang):
-            log.append(f"notebooks/{lang}/{links.INDEX}: written")
+        if indexes.write_language_index(tree.root, lang):
+            log.append(f"notebooks/{lang}/{indexes.INDEX}: written")
     return log or ["localized notebooks up to date"]
 
 
@@ -172,8 +179,15 @@ def require_notebooks(tree: Tree) -> None:
 
 
 def glossary_terms(tree: Tree, lang: str) -> tuple[list[glossary.Term], list[str]]:
-    """The checked terms of a language's glossary, and what is wrong with its table (if any)."""
-    path = tree.notebooks / lang / "po" / "GLOSSARY.md"
+    """The checked terms of a language's glossary (`tools/languages.toml`), and what is wrong
+    with its table or the language's entry (if anything)."""
+    try:
+        where = languages.get(lang).glossary
+    except languages.LanguageError as error:
+        return [], [str(error)]
+    if where is None:
+        return [], []
+    path = tree.root / where
     try:
         return glossary.read_terms(path, tree.rel(path)), []
     except glossary.GlossaryError as error:
@@ -193,16 +207,12 @@ def catalog_problems(
         found.append(_staleness(tree, path, english, catalog, fresh))
     for entry in active_entries(catalog):
         if entry.msgstr:
-            where = f"{tree.rel(path)}:{entry.linenum} ({_places(entry)})"
+            where = f"{tree.rel(path)}:{entry.linenum} ({places(entry)})"
             wrong = translation_problems(entry.msgid, entry.msgstr)
             if not entry.fuzzy:
                 wrong += glossary.problems(terms, entry.msgid, entry.msgstr)
             found += [f"{where}: {problem}" for problem in wrong]
     return found
-
-
-def _places(entry: polib.POEntry) -> str:
-    return ", ".join(f"{file}:{block}" for file, block in entry.occurrences) or "obsolete"
 
 
 def _staleness(
@@ -220,11 +230,11 @@ def _staleness(
     ]
     details = []
     if new:
-        details.append(f"{len(new)} new or changed in English (first at {_places(new[0])})")
+        details.append(f"{len(new)} new or changed in English (first at {places(new[0])})")
     if gone:
         details.append(f"{len(gone)} no longer in English")
     if moved:
-        details.append(f"{len(moved)} moved (first to {_places(moved[0])})")
+        details.append(f"{len(moved)} moved (first to {places(moved[0])})")
     summary = "; ".join(details) or "not in the form extract writes (order, comments or flags)"
     return (
         f"{tree.rel(path)} is out of date with {tree.rel(english)}: {summary}. "
@@ -274,7 +284,7 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
     Args:
         tree: The checkout.
         langs: Language codes; default: every language with catalogs.
-        with_links: Also run the badge and link checks of `links` (whole checkout).
+        with_links: Also run the badge and link checks of `tools.ci.links` (whole checkout).
 
     Raises:
         L10nError: A requested language has no catalogs.
@@ -315,34 +325,12 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
                 found.append(f"{tree.rel(target)} is missing; run `python -m tools.l10n build`")
             elif target.read_text(encoding="utf-8") != expected:
                 found.extend(_cell_differences(tree, expected, target, english, path))
-        found.extend(site_catalog_problems(tree, lang, terms))
+        found.extend(sentences.problems(tree, lang, terms))
     if with_links:
+        # The checks of the whole checkout (tools.ci), which read this package's index.
+        from tools.ci import links
+
         found.extend(links.problems(tree.root))
-    return found
-
-
-def site_catalog_problems(tree: Tree, lang: str, terms: list[glossary.Term]) -> list[str]:
-    """What is wrong with a language's catalog of the site's sentences (`tools.site_text`)."""
-    path = tree.catalog(lang, site_text.CATALOG)
-    if not path.exists():
-        return [f"{tree.rel(path)} is missing; run `python -m tools.l10n extract`"]
-    try:
-        catalog = read_catalog(path, tree)
-    except L10nError as error:
-        return [str(error)]
-    found = []
-    fresh = update_catalog(catalog, site_text.messages(), lang, site_text.CATALOG).catalog
-    if serialize(fresh) != serialize(catalog):
-        found.append(
-            f"{tree.rel(path)} is out of date with tools/site_text.py: run `python -m tools.l10n "
-            "extract`, then translate"
-        )
-    for entry in active_entries(catalog):
-        if entry.msgstr:
-            wrong = translation_problems(entry.msgid, entry.msgstr)
-            wrong += site_text.placeholder_problems(entry.msgid, entry.msgstr)
-            wrong += [] if entry.fuzzy else glossary.problems(terms, entry.msgid, entry.msgstr)
-            found += [f"{tree.rel(path)}:{entry.linenum} ({_places(entry)}): {w}" for w in wrong]
     return found
 
 
@@ -375,7 +363,7 @@ def counts(tree: Tree, langs: list[str] | None = None) -> list[Counts]:
     """
     rows = []
     sources = {path.stem: messages(path) for path in tree.english()}
-    sources[site_text.CATALOG] = site_text.messages()
+    sources[sentences.CATALOG] = sentences.messages()
     for lang in tree.select(langs):
         for stem, found in sources.items():
             path = tree.catalog(lang, stem)
@@ -431,7 +419,9 @@ def report_table(rows: list[Counts]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.l10n", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("command", choices=["extract", "build", "check", "report"])
     parser.add_argument("--lang", action="append", help="language code(s); default: all")
     parser.add_argument("--prune", action="store_true", help="extract: drop orphan catalogs")
@@ -463,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
                 names = ", ".join(f"{row.lang}/{row.notebook}" for row in incomplete)
                 print(f"not complete: {names}", file=sys.stderr)
                 return 1
-    except (L10nError, nbcheck.NotebookFileError) as error:
+    except (L10nError, notebook_file.NotebookFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

@@ -1,6 +1,6 @@
 """Benchmark the four training-loop styles of the curriculum on the hardware at hand.
 
-    python -m tools.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
+    python -m tools.runs.bench [--filters 32] [--batch 200] [--replicas 1] [--steps 60]
                                [--steps-per-execution 10] [--repeats 3] [--out build/bench]
 
 Styles: `Model.fit` with `steps_per_execution` 1 and N, the custom loop with one step per call,
@@ -35,7 +35,7 @@ from typing import Any
 from tools import outputs
 from tpuhelpers import checks, hardware, training
 
-TOOL = "tools.bench"  # the mark on --out: it writes only into its own folder
+TOOL = "tools.runs.bench"  # the mark on --out: it writes only into its own folder
 
 
 def examples_per_second(times: list[float], steps: list[int], global_batch: int) -> float:

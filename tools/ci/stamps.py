@@ -1,7 +1,7 @@
 """Stamps of the slow sessions: one per (session, notebook), over exactly what that run reads.
 
-    python -m tools.stamps status          # each stamped session: fresh, or what is stale
-    python -m tools.stamps digest NAME     # the digests a session would record now
+    python -m tools.ci.stamps status          # each stamped session: fresh, or what is stale
+    python -m tools.ci.stamps digest NAME     # the digests a session would record now
 
 A slow session (`tpu_stack`, `stacks_index`, `pytorch_xla`, `runtime-<name>`) records in its
 stamp file one line per unit it ran and passed: `<sha256>  <unit>  passed: <summary>`. A runtime
@@ -37,7 +37,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # What every stamped session reads: the session code, the install cell's script and the pins,
 # the helper package.
 BASE = (
@@ -79,8 +79,8 @@ TPU_STACK_TESTS = tuple(
     )
 )
 # The module each session runs: its tools, and what they import, are its inputs.
-RUNNER = "tools.notebooks"
-RUNTIMES = "tools.runtimes"
+RUNNER = "tools.runs.notebooks"
+RUNTIMES = "tools.ci.runtimes"
 # A stamp file, whole: one line per unit, each ended by a newline.
 LINE = re.compile(r"([0-9a-f]{64})  (\S+)  passed: ([^\n]+)\n")
 
@@ -110,7 +110,7 @@ def sessions(root: Path = ROOT) -> dict[str, Session]:
         name: Session(name, inputs, root / f"stacks/{name}.passed", {name: ()})
         for name, inputs in single.items()
     }
-    from tools import runtimes  # standard library only too; it checks the file's schema
+    from tools.ci import runtimes  # standard library only too; it checks the file's schema
 
     config = root / "stacks/runtimes/runtimes.toml"
     runner = tools_read([RUNTIMES], root)
@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["status", "digest"])
     parser.add_argument("name", nargs="?", help="digest: a stamped session")
     args = parser.parse_args(argv)
-    from tools import runtimes
+    from tools.ci import runtimes
 
     try:
         return _command(parser, args)
@@ -334,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
 def _command(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "digest":
         if not args.name:
-            parser.error("digest needs a session name: see `python -m tools.stamps status`")
+            parser.error("digest needs a session name: see `python -m tools.ci.stamps status`")
         for unit, value in current(args.name).items():
             print(f"{value}  {unit}")
         return 0

@@ -4,9 +4,10 @@ A catalog is `notebooks/<lang>/po/<notebook>.po`: one message per translatable b
 notebook (`Message`). This module reads catalogs and refuses what GNU gettext's `msgfmt --check`
 refuses, and the escapes gettext decodes and polib does not (`\\033`, `\\a`: `read_catalog`),
 writes them in one canonical form (`serialize`), starts them for a language (`validate_language`,
-`new_catalog`) and merges the messages of the English notebook into them with GNU `msgmerge`
-(`update_catalog`, from a POT of the English: `template`). gettext must be installed
-(`require_gettext`). `Tree` is where the notebooks and catalogs of a checkout are.
+`new_catalog`; a language's name, Plural-Forms and PO `Language` are `tools.languages`') and
+merges the messages of the English notebook into them with GNU `msgmerge` (`update_catalog`,
+from a POT of the English: `template`). gettext must be installed (`require_gettext`). `Tree` is
+where the notebooks and catalogs of a checkout are.
 """
 
 from __future__ import annotations
@@ -22,25 +23,16 @@ from pathlib import Path
 
 import polib
 
-from tools import links, paths
+from tools import languages, paths
 
 ROOT = paths.ROOT
 SOURCE = paths.SOURCE
+# Where the English of the `_site` catalogs is: the site's sentences (`tools.phrases` reads them).
+SITE_SENTENCES = "tools/site/sentences.toml"
 # No wrapping (msgmerge --no-wrap): one PO line per markdown line, so msgid and msgstr line up with
 # the notebook source and a diff shows the lines that changed. (A CJK paragraph is one line.)
 WRAP_WIDTH = 0
 FUZZY = "fuzzy"
-PLURAL_FORMS = {
-    "de": "nplurals=2; plural=(n != 1);",
-    "es-419": "nplurals=2; plural=(n != 1);",
-    "fr": "nplurals=2; plural=(n > 1);",
-    "it": "nplurals=2; plural=(n != 1);",
-    "ja": "nplurals=1; plural=0;",
-    "ko": "nplurals=1; plural=0;",
-    "pt-br": "nplurals=2; plural=(n > 1);",
-    "zh-cn": "nplurals=1; plural=0;",
-}
-LANGUAGE_CODE_RE = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})?$")
 HEADER = """\
 {language} ({lang}) translation of {what} (TPU curriculum).
 Edit the msgstr lines only; keep `code spans`, link targets and the markdown
@@ -149,12 +141,6 @@ class Message:
     msgid: str
     occurrence: tuple[str, str]
     hint: str = ""
-
-
-def po_language(lang: str) -> str:
-    """The PO `Language` of a folder code: "zh-cn" -> "zh_CN", "de" -> "de"."""
-    language, _, region = lang.partition("-")
-    return f"{language}_{region.upper()}" if region else language
 
 
 def read_catalog(path: Path, tree: Tree) -> polib.POFile:
@@ -310,20 +296,20 @@ def validate_language(lang: str) -> None:
     Raises:
         L10nError: `lang` is not a language code, or its plural forms are not known.
     """
-    if not LANGUAGE_CODE_RE.match(lang) or lang == SOURCE:
+    if not languages.CODE_RE.match(lang) or lang == SOURCE:
         raise L10nError(f"{lang!r} is not a language code like 'de', 'it' or 'zh-cn'")
-    if lang not in PLURAL_FORMS:
+    if lang not in languages.all_languages():
         raise L10nError(
-            f"no Plural-Forms known for {lang!r}: add its gettext Plural-Forms line to "
-            "PLURAL_FORMS in tools/catalogs.py"
+            f"no Plural-Forms known for {lang!r}: add a [language.{lang}] table (its name, "
+            "gettext Plural-Forms line, PO and Sphinx language) to tools/languages.toml"
         )
 
 
 def new_catalog(lang: str, stem: str) -> polib.POFile:
     """Returns an empty catalog with the header and metadata for `lang`."""
     catalog = polib.POFile(wrapwidth=WRAP_WIDTH, encoding="utf-8")
-    name = links.LANGUAGE_NAMES.get(lang, lang)
-    what = f"notebooks/{SOURCE}/{stem}.ipynb" if stem[0] != "_" else "tools/site_text.py"
+    name = languages.get(lang).name
+    what = f"notebooks/{SOURCE}/{stem}.ipynb" if stem[0] != "_" else SITE_SENTENCES
     catalog.header = HEADER.format(language=name, what=what, lang=lang)
     catalog.metadata = {"Project-Id-Version": f"tpu-curriculum {stem}"}
     return catalog
@@ -412,12 +398,12 @@ def _completed(old: polib.POFile, lang: str, stem: str) -> polib.POFile:
     catalog.metadata = {
         **new_catalog(lang, stem).metadata,
         **old.metadata,
-        "Language": po_language(lang),
+        "Language": languages.get(lang).po,
         "MIME-Version": "1.0",
         "Content-Type": "text/plain; charset=UTF-8",
         "Content-Transfer-Encoding": "8bit",
     }
-    catalog.metadata.setdefault("Plural-Forms", PLURAL_FORMS.get(lang, ""))
+    catalog.metadata.setdefault("Plural-Forms", languages.get(lang).plural_forms)
     return catalog
 
 
@@ -434,10 +420,15 @@ def _counted(old: polib.POFile, update: Update) -> Update:
     return update
 
 
+def places(entry: polib.POEntry) -> str:
+    """Where an entry's English is, for messages: "<file>:<block>, ..." (or "obsolete")."""
+    return ", ".join(f"{file}:{block}" for file, block in entry.occurrences) or "obsolete"
+
+
 def active_entries(catalog: polib.POFile) -> list[polib.POEntry]:
     """The entries of a catalog that are not obsolete (a POFile lists both)."""
     return [entry for entry in catalog if not entry.obsolete]
 
 
 if __name__ == "__main__":
-    raise SystemExit("tools.catalogs has no command line: the other tools import it.")
+    raise SystemExit("tools.l10n.catalogs has no command line: the other tools import it.")
