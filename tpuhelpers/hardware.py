@@ -128,9 +128,8 @@ def get_strategy(
     kind = choose_kind(accelerator, target, platform)
     notes: list[str] = []
     if kind != "tpu" and target is None and (wheel := platform.tpu_wheel()):
-        # tensorflow-tpu's XLA has no CPU backend; Keras jit-compiles the default strategy's step
         using = f"the {kind.upper()}"
-        if kind == "cpu" and replicas == 1:
+        if kind == "cpu" and replicas == 1:  # Keras jit-compiles the default strategy's step
             try:
                 split_cpu(2)
                 replicas, using = 2, "the CPU split into 2 replicas"
@@ -140,8 +139,7 @@ def get_strategy(
         notes.append(f"{_NO_CHIP_NOTE.format(wheel)}: using {using}.")
     key = (accelerator, kind, target, replicas if kind == "cpu" else None)
     if key not in _STRATEGIES:
-        strict = accelerator == "tpu" or bool(tpu) or bool(target and target.wait)
-        tpu_options = (tpu_attempts, strict)
+        tpu_options = (tpu_attempts, accelerator == "tpu" or bool(tpu))  # named or forced
         strategy, kind, how = _make_strategy(kind, target, replicas, platform, notes, tpu_options)
         _STRATEGIES[key] = strategy
         _REPORTS[id(strategy)] = _report(kind, strategy, how, notes)
@@ -149,7 +147,7 @@ def get_strategy(
 
 
 def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, str, str]:
-    """Builds the strategy for `kind`; a TPU that cannot be reached falls back unless strict."""
+    """Builds the strategy for `kind`; an unreachable TPU falls back unless strict or waited for."""
     tf = import_tensorflow()
     if kind == "tpu":
         attempts, strict = tpu
@@ -157,7 +155,7 @@ def _make_strategy(kind, target, replicas, platform, notes, tpu) -> tuple[Any, s
             resolver = connect_tpu(target, attempts=attempts, platform=platform)
             return tf.distribute.TPUStrategy(resolver), "tpu", target.source
         except TpuConnectionError as error:
-            if strict:
+            if strict or target.wait:
                 raise
             notes.append(f"TPU not usable, fell back: {error}")
     gpus = platform.num_gpus() if kind != "cpu" else 0  # a TPU's fallback looks for GPUs too

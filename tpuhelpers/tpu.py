@@ -134,8 +134,7 @@ def find_tpu(
     platform: Platform | None = None,
 ) -> TpuTarget | None:
     """Decides where to look for a TPU, without connecting; None when nothing suggests one."""
-    platform = platform or Platform()
-    env = platform.environ
+    env = (platform := platform or Platform()).environ
     if tpu:
         checks.of_type(tpu, str, "tpu")
         if tpu != "local" and ":" in tpu:
@@ -221,8 +220,7 @@ def quiet_tensorflow() -> None:
         warnings.filterwarnings("ignore", category=DeprecationWarning, module=module)
         warnings.filterwarnings("ignore", category=FutureWarning, module=module)
     warnings.filterwarnings("ignore", category=UserWarning, module="keras")
-    absl_logging = importlib.import_module("absl.logging")  # installed with TensorFlow
-    absl_logging.set_verbosity(absl_logging.ERROR)
+    importlib.import_module("absl.logging").set_verbosity("error")  # installed with TensorFlow
     tf = import_tensorflow()
     tf.get_logger().setLevel(logging.ERROR)
     tf.get_logger().propagate = not tf.get_logger().handlers  # each error once, not also via root
