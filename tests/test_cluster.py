@@ -7,7 +7,6 @@ run the worker script of notebook 07, taken from the notebook itself.
 from __future__ import annotations
 
 import _thread
-import os
 import re
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tpuhelpers import cluster, watchdog
+from tpuhelpers import cluster
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -500,28 +499,22 @@ def test_run_script_returns_the_output_and_leaves_no_process(tmp_path: Path) -> 
     assert _gone_within([grandchild], 10)  # it held stdout open: a plain subprocess.run hangs
 
 
-def _pid_spawner(tmp_path: Path) -> Path:
-    """SPAWNER, writing "<its pid> <its child's pid>" to the file named by its 2nd argument."""
+def test_run_script_stops_everything_after_its_timeout(tmp_path: Path) -> None:
+    (tmp_path / "spawner.py").write_text(SPAWNER)
+    start = time.monotonic()
+    with pytest.raises(cluster.LaunchError, match=r"spawner\.py ran over 2 s: it and its child"):
+        cluster.run_script(tmp_path / "spawner.py", ["100"], timeout=2)
+    assert time.monotonic() - start < 15
+
+
+def test_run_script_children_end_when_their_kernel_is_killed(tmp_path: Path) -> None:
+    # A stand-in for a Jupyter kernel running notebook 10's cell, killed with SIGKILL.
     (tmp_path / "spawner.py").write_text(
         SPAWNER.replace(
             "print(child.pid, flush=True)",
             ('open(sys.argv[2], "w").write(f"{os.getpid()} {child.pid}")'),
         ).replace("import subprocess", "import os, subprocess")
     )
-    return tmp_path / "spawner.py"
-
-
-def test_run_script_stops_everything_after_its_timeout(tmp_path: Path) -> None:
-    spawner, pids, start = _pid_spawner(tmp_path), tmp_path / "pids", time.monotonic()
-    with pytest.raises(cluster.LaunchError, match=r"spawner\.py ran over 2 s: it and its child"):
-        cluster.run_script(spawner, ["100", str(pids)], timeout=2)
-    assert time.monotonic() - start < 15
-    assert _gone_within(list(map(int, pids.read_text().split())), 10)  # the script and its child
-
-
-def test_run_script_children_end_when_their_kernel_is_killed(tmp_path: Path) -> None:
-    # A stand-in for a Jupyter kernel running notebook 10's cell, killed with SIGKILL.
-    _pid_spawner(tmp_path)
     pids = tmp_path / "pids"
     kernel = subprocess.Popen([
         sys.executable, "-c",
@@ -562,70 +555,3 @@ def test_a_child_in_its_own_session_ends_with_its_task(tmp_path: Path, how: str)
         if how == "end":
             job.wait()
     assert _gone_within([int(pid_file.read_text())], 15), f"the child outlived its task ({how})"
-
-
-# The watchdog, run on its own as `cluster` runs it.
-WATCHED = """\
-import os, signal, subprocess, sys, time
-print(sys.argv, sys.path[0] == os.path.dirname(os.path.abspath(__file__)), flush=True)
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
-                         start_new_session=True)  # out of the watchdog's process group
-open(os.environ["PIDS"], "w").write(f"{os.getpid()} {child.pid}")
-if "exit" in sys.argv:
-    sys.exit(int(sys.argv[-1]))
-elif "signal" in sys.argv:
-    os.kill(os.getpid(), signal.SIGUSR1)
-time.sleep(300)
-"""
-
-
-def _watched(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
-    (tmp_path / "watched.py").write_text(WATCHED)
-    pids = tmp_path / "pids"
-    return tmp_path / "watched.py", pids, {**os.environ, "PIDS": str(pids)}
-
-
-def _pids(path: Path) -> list[int]:
-    deadline = time.monotonic() + 30
-    while not (path.exists() and path.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return list(map(int, path.read_text().split()))
-
-
-@pytest.mark.parametrize(
-    ("args", "code"), [(["--", "-h", "exit", "3"], 3), (["signal"], -signal.SIGUSR1)]
-)
-def test_the_watchdog_ends_as_its_script_did_and_kills_what_it_left(
-    tmp_path: Path, args: list[str], code: int
-) -> None:
-    script, pids, env = _watched(tmp_path)
-    result = subprocess.run(
-        watchdog.command(str(script), *args), env=env, capture_output=True, text=True, timeout=60
-    )
-    assert result.returncode == code, result.stderr
-    assert result.stdout == f"{[str(script), *args]} True\n"  # its arguments and folder, as given
-    assert _gone_within(_pids(pids), 10), "the script's child outlived it"
-
-
-def test_the_watchdog_stops_everything_when_its_parent_dies(tmp_path: Path) -> None:
-    script, pids, env = _watched(tmp_path)
-    parent = subprocess.Popen(
-        [sys.executable, "-c", "import subprocess, sys, time; from tpuhelpers import watchdog; "
-         "print(subprocess.Popen(watchdog.command(sys.argv[1], 'sleep')).pid, flush=True); "
-         "time.sleep(300)", str(script)],
-        env=env, stdout=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-    guard = int(parent.stdout.readline())
-    watched = _pids(pids)
-    assert all(_alive(pid) for pid in [guard, *watched])
-    parent.kill()  # SIGKILL: nothing in the parent can clean up
-    parent.wait(timeout=10)
-    assert _gone_within([guard, *watched], 15), "the watchdog, its script or its child survived"
-
-
-def test_the_watchdog_stops_at_once_if_its_parent_is_already_gone(tmp_path: Path) -> None:
-    script, pids, env = _watched(tmp_path)
-    command = watchdog.command(str(script), "sleep")
-    command[command.index(str(os.getpid()))] = "1"  # not its parent: the parent it had is gone
-    result = subprocess.run(command, env=env, start_new_session=True, timeout=60)
-    assert result.returncode == -signal.SIGKILL and not pids.exists()

@@ -10,14 +10,14 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from subprocess import CompletedProcess
 from typing import IO, NamedTuple
 
-from tpuhelpers import checks, watchdog
+from tpuhelpers import checks
 
 ROLES = ("chief", "worker", "ps", "evaluator")
 _LOOPBACK = r"localhost|127(\.\d+){3}|\[::1\]"
@@ -27,6 +27,35 @@ NOISE = re.compile(  # TensorFlow's start-up notices, which TF_CPP_MIN_LOG_LEVEL
     r"|I\d{4} [\d:.]+ +\d+ (port|cpu_feature_guard|cudart_stub)\.cc:\d+\] "
     r"|To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
 )
+
+# A task's process leads its group, forks the script, then kills what it left; if the launcher dies
+# (SIGKILL too: PDEATHSIG), all the script started (a CHILD_SUBREAPER gets orphans), then its group.
+_WATCHDOG = """\
+import os, runpy, signal, sys
+def kill_all(*_):
+    parents = {}
+    for pid in filter(str.isdigit, os.listdir("/proc") if sys.platform == "linux" else ()):
+        try: parents[int(pid)] = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError): pass
+    found = [os.getpid()]
+    for pid in found: found += [child for child, parent in parents.items() if parent == pid]
+    for pid in found[1:]:
+        try: os.kill(pid, signal.SIGKILL)
+        except OSError: pass
+signal.signal(signal.SIGTERM, lambda *_: (kill_all(), os.killpg(0, signal.SIGKILL)))
+libc = sys.platform == "linux" and __import__("ctypes").CDLL(None)
+libc and (libc.prctl(1, signal.SIGTERM), libc.prctl(36, 1))
+os.getppid() == int(sys.argv[1]) or os.killpg(0, signal.SIGKILL)
+if (script := os.fork()) == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    sys.argv = sys.argv[2:]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
+    runpy.run_path(sys.argv[0], run_name="__main__")
+    sys.exit()
+code = os.waitstatus_to_exitcode(os.waitpid(script, 0)[1])
+kill_all()
+os.kill(os.getpid(), -code) if code < 0 else sys.exit(code)
+"""
 
 _POPEN = {"start_new_session": True, "text": True, "errors": "replace", "stdin": subprocess.DEVNULL}
 _POPEN |= {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT}  # its own group, one text stream
@@ -154,8 +183,10 @@ class Job(contextlib.AbstractContextManager):
         env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         env.setdefault("TF_NUM_INTRAOP_THREADS", "1")  # the tasks share this machine's cores
         env.setdefault("TF_NUM_INTEROP_THREADS", "2")  # collectives need 2
-        command, cwd = watchdog.command(self.script, *self.options.args), self.options.cwd
-        self.processes[task] = process = subprocess.Popen(command, cwd=cwd, env=env, **_POPEN)
+        command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), self.script]
+        self.processes[task] = process = subprocess.Popen(
+            [*command, *self.options.args], cwd=self.options.cwd, env=env, **_POPEN
+        )
         self.output.follow(task, process.stdout)
 
     def kill(self, task: Task) -> None:
@@ -202,7 +233,8 @@ class Job(contextlib.AbstractContextManager):
 
     def wait(self, timeout: float | None = None) -> "Job":
         """Shows the output until all tasks exit; a LaunchError on a failure or after `timeout`."""
-        deadline = time.monotonic() + (timeout := timeout or self.options.timeout)
+        timeout = timeout or self.options.timeout
+        deadline = time.monotonic() + timeout
         try:
             while running := [task for task, code in self.returncodes.items() if code is None]:
                 self._check(running, "still running", timeout, deadline)
@@ -227,10 +259,12 @@ class Job(contextlib.AbstractContextManager):
     __exit__ = stop
 
 
-def run_script(script: str | os.PathLike, args=(), *, timeout: float, **popen) -> CompletedProcess:
+def run_script(
+    script: str | os.PathLike, args=(), *, timeout: float, **popen
+) -> subprocess.CompletedProcess:
     """`subprocess.run(..., capture_output=True, text=True)` under `start`'s watchdog: the script
     and its children end with this process, after `timeout` s (LaunchError), or on an interrupt."""
-    command = watchdog.command(str(script), *args)
+    command = [sys.executable, "-u", "-c", _WATCHDOG, str(os.getpid()), str(script), *args]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         process = subprocess.Popen(command, **{**_POPEN, "stdout": out, "stderr": err, **popen})
         try:
@@ -241,7 +275,7 @@ def run_script(script: str | os.PathLike, args=(), *, timeout: float, **popen) -
         finally:
             _kill_group(process)  # and whatever it left running
         out.seek(0), err.seek(0)
-        return CompletedProcess(command, process.returncode, out.read(), err.read())
+        return subprocess.CompletedProcess(command, process.returncode, out.read(), err.read())
 
 
 def start(script: str | os.PathLike, cluster: dict | int, options: Options = Options()) -> Job:
