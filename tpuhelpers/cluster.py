@@ -43,8 +43,9 @@ def kill_all(*_):
         try: os.kill(pid, signal.SIGKILL)
         except OSError: pass
 signal.signal(signal.SIGTERM, lambda *_: (kill_all(), os.killpg(0, signal.SIGKILL)))
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER = 1, 36  # prctl(2): parent's death, orphans adopted
 libc = sys.platform == "linux" and __import__("ctypes").CDLL(None)
-libc and (libc.prctl(1, signal.SIGTERM), libc.prctl(36, 1))
+libc and (libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM), libc.prctl(PR_SET_CHILD_SUBREAPER, 1))
 os.getppid() == int(sys.argv[1]) or os.killpg(0, signal.SIGKILL)
 if (script := os.fork()) == 0:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
