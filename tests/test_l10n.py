@@ -360,7 +360,7 @@ def test_removed_message_becomes_obsolete_and_comes_back(tree: l10n.Tree) -> Non
 
 def test_new_notebook_gets_catalogs_and_missing_ones_fail_check(tree: l10n.Tree) -> None:
     write(tree.root, "notebooks/en/03_gamma.ipynb", notebook())
-    found = l10n.check(tree, with_links=False)
+    found = l10n.check(tree)
     assert found == [
         "notebooks/de/po/03_gamma.po is missing for notebooks/en/03_gamma.ipynb; run "
         "`python -m tools.l10n extract` then build",
@@ -368,7 +368,7 @@ def test_new_notebook_gets_catalogs_and_missing_ones_fail_check(tree: l10n.Tree)
         "`python -m tools.l10n extract` then build",
     ]
     l10n.extract(tree)
-    found = l10n.check(tree, with_links=False)
+    found = l10n.check(tree)
     assert found == [
         "notebooks/de/03_gamma.ipynb is missing; run `python -m tools.l10n build`",
         "notebooks/it/03_gamma.ipynb is missing; run `python -m tools.l10n build`",
@@ -412,7 +412,7 @@ def test_translation_that_breaks_a_code_span_or_a_link_is_reported_and_not_built
     ).msgstr = "Alfa zeigt `tf.Device` und verweist auf [Beta](02_beta.ipynb)."
     po.find("Run this:").msgstr = "Führen Sie das aus, siehe [hier](03_missing.ipynb):"
     path.write_text(l10n.serialize(po), encoding="utf-8")
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     assert len(found) == 2
     first, second = sorted(found, key=lambda line: "cell-005" in line)
     assert (
@@ -487,7 +487,7 @@ def test_catalog_for_a_deleted_notebook_is_an_error_unless_pruned(tree: l10n.Tre
     assert not tree.catalog("it", "02_beta").exists()
     assert not tree.localized("it", "02_beta").exists()
     # The English alpha notebook still links to the deleted beta: only links complain.
-    assert l10n.check(tree, with_links=False) == []
+    assert l10n.check(tree) == []
     fix_readme(tree.root)
     assert all("'02_beta.ipynb' does not resolve" in line for line in links.problems(tree.root))
 
@@ -506,7 +506,7 @@ def test_unknown_language_code_lists_the_available_ones(tree: l10n.Tree, capsys)
 
 def test_localized_folder_without_catalogs_fails_check(tree: l10n.Tree) -> None:
     write(tree.root, "notebooks/fr/01_alpha.ipynb", notebook())
-    found = l10n.check(tree, with_links=False)
+    found = l10n.check(tree)
     assert found == [
         "notebooks/fr/ holds notebooks but no po/ catalogs: localized notebooks are built from "
         "catalogs (see CONTRIBUTING.md, Translations)"
@@ -643,7 +643,7 @@ def test_a_glossary_term_matches_words_not_parts_of_words_or_code() -> None:
 def test_a_malformed_checked_table_is_reported_with_its_line(tree: l10n.Tree) -> None:
     bad = CHECKED.replace("| places | | platziert dumm |", "| places | |")
     (tree.notebooks / "de" / "po" / "GLOSSARY.md").write_text(bad, encoding="utf-8")
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     bad_row = [line for line in found if "GLOSSARY.md:14: a checked term needs three" in line]
     assert len(bad_row) == 1, found  # once for the language, not once per catalog
     assert bad_row[0].startswith("notebooks/de/po/GLOSSARY.md:14")
@@ -727,7 +727,7 @@ def test_an_escape_the_build_would_not_decode_is_refused_with_its_line(
 def test_a_glossary_that_is_not_utf8_is_named(tree: l10n.Tree) -> None:
     # Before: a raw UnicodeDecodeError from `l10n check` and `l10n build`.
     (tree.notebooks / "de" / "po" / "GLOSSARY.md").write_bytes(b"| caf\xe9 | x | y |\n")
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     assert any(
         line.startswith("notebooks/de/po/GLOSSARY.md: not UTF-8 text (byte 5") for line in found
     ), found

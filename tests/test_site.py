@@ -262,7 +262,7 @@ def test_the_site_sentences_are_checked_and_counted_like_the_notebooks(tree) -> 
     po = l10n.read_catalog(path, tree)
     next(e for e in po if e.msgid == "Run on {date} UTC").msgstr = "Ausgeführt am {date} {zone}"
     path.write_text(l10n.serialize(po), encoding="utf-8")
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     assert any(
         "_site.po" in line and "placeholders the English does not fill" in line for line in found
     )
@@ -272,10 +272,10 @@ def test_the_site_sentences_are_checked_and_counted_like_the_notebooks(tree) -> 
 
 def test_a_sentence_changed_in_english_makes_the_site_catalogs_stale(tree, monkeypatch) -> None:
     monkeypatch.setitem(phrases.site().english, "languages", "Other languages")
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     assert any("_site.po is out of date with tools/site/sentences.toml" in line for line in found)
     l10n.extract(tree, ["de"])
-    found = l10n.check(tree, ["de"], with_links=False)
+    found = l10n.check(tree, ["de"])
     assert not [line for line in found if "_site" in line]  # the new sentence: English for now
 
 

@@ -231,7 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(NotebookFileError):  # reported below, with the others
             path.write_text(dumps(normalize(read(path), path)), encoding="utf-8")
     found = [line for path in paths for line in problems(path)]
-    print("\n".join(found) if found else f"{len(paths)} notebooks OK")
+    if not args.paths:  # the whole checkout: its badges and links too
+        from tools.ci import links  # it reads the notebooks with this module's rules
+
+        found += links.problems()
+    what = f"{len(paths)} notebooks" + ("" if args.paths else ", badges and links")
+    print("\n".join(found) if found else f"{what} OK")
     return 1 if found else 0
 
 

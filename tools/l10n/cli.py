@@ -278,13 +278,13 @@ def _cell_differences(
     return [f"{line}; {hint}" for line in found]
 
 
-def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -> list[str]:
-    """Checks catalogs and localized notebooks; returns one line per problem.
+def check(tree: Tree, langs: list[str] | None = None) -> list[str]:
+    """Checks catalogs and localized notebooks; returns one line per problem. (The badges and
+    links of the whole checkout are `python -m tools.ci.nbcheck`'s.)
 
     Args:
         tree: The checkout.
         langs: Language codes; default: every language with catalogs.
-        with_links: Also run the badge and link checks of `tools.ci.links` (whole checkout).
 
     Raises:
         L10nError: A requested language has no catalogs.
@@ -326,11 +326,6 @@ def check(tree: Tree, langs: list[str] | None = None, with_links: bool = True) -
             elif target.read_text(encoding="utf-8") != expected:
                 found.extend(_cell_differences(tree, expected, target, english, path))
         found.extend(sentences.problems(tree, lang, terms))
-    if with_links:
-        # The checks of the whole checkout (tools.ci), which read this package's index.
-        from tools.ci import links
-
-        found.extend(links.problems(tree.root))
     return found
 
 
@@ -443,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\n".join(build(tree, args.lang)))
         elif args.command == "check":
             found = check(tree, args.lang)
-            print("\n".join(found) if found else "translations, notebooks, badges and links OK")
+            print("\n".join(found) if found else "translations and localized notebooks OK")
             return 1 if found else 0
         else:
             rows = counts(tree, args.lang)

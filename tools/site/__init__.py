@@ -1,6 +1,8 @@
 """The static site of the executed notebooks: one Sphinx project per language (`build`), its
 pages, headers, switcher and indexes (`pages`), its own sentences as data
-(`sentences.toml`, translated in `notebooks/<lang>/po/_site.po`).
+(`sentences.toml`, translated in `notebooks/<lang>/po/_site.po`). Beside the code: the Jinja2
+templates of the pages (`templates/`), the site's CSS and badge images (`static/`), and the
+Sphinx configuration of every language's project (`conf.py`, which sphinx-build reads).
 
     python -m tools.site build [--lang LANG]
 
