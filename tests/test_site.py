@@ -6,17 +6,23 @@ The rendering itself and the browser check run in `nox -s site` (tests/browser/)
 
 from __future__ import annotations
 
+import html
+import json
 import re
+import runpy
+import sys
+import types
 from pathlib import Path
 
 import nbformat
 import pytest
 
+from tools import languages, paths, phrases
 from tools import notebook as notebook_file
-from tools import paths, phrases
 from tools.l10n import cli as l10n
 from tools.l10n import sentences as site_sentences
 from tools.site import build as site
+from tools.site import pages
 
 TITLE = """\
 # Alpha notebook
@@ -161,6 +167,9 @@ def test_the_badges_open_the_pages_own_language_with_local_images(tree):
         assert (folder / "_static/colab-badge.svg").is_file()
         svg = (folder / "_static/kaggle-badge.svg").read_text(encoding="utf-8")
         assert svg.startswith("<svg ") and "Open in Kaggle" in svg
+        # The site's static files, tools/site/static/, are copied into each project's _static/.
+        for name in ("site.css", "colab-badge.svg", "kaggle-badge.svg"):
+            assert (folder / "_static" / name).read_bytes() == (site.STATIC / name).read_bytes()
 
 
 def test_an_executed_copy_with_the_colab_badge_only_gets_both(tree):
@@ -215,7 +224,13 @@ def test_the_header_names_the_parameters_and_the_hardware(tree):
     assert "notebooks/de/po/01_alpha.po" in translated and "englischen Notebooks" in translated
 
 
-def test_a_translated_page_and_index_speak_their_language(tree):
+def sphinx_conf(project: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """tools/site/conf.py as sphinx-build executes it for `project` (its conf.json)."""
+    monkeypatch.setenv(site.CONFIG_VARIABLE, str(project / site.CONFIG))
+    return runpy.run_path(str(site.CONF_DIR / "conf.py"))
+
+
+def test_a_translated_page_and_index_speak_their_language(tree, monkeypatch):
     src = sources(tree)
     header = nbformat.read(src / "de/01_alpha.ipynb", as_version=4).cells[1].source
     assert "Parameter (von papermill eingefügt;" in header and "<code>STEPS = 2</code>" in header
@@ -230,9 +245,36 @@ def test_a_translated_page_and_index_speak_their_language(tree):
     assert "| # | Notebook | Colab | Kaggle |" in index
     kaggle = paths.kaggle_url(tree.localized("de", "01_alpha"), tree.root)
     assert f"[![Open In Kaggle]({site.KAGGLE_BADGE_IMAGE})]({kaggle}) |" in index
-    assert "project = 'TensorFlow-Modelle auf TPUs trainieren'" in site.conf_py("de", [])
+    assert site.sphinx_values("de", [])["project"] == "TensorFlow-Modelle auf TPUs trainieren"
+    conf = sphinx_conf(src / "de", monkeypatch)
+    assert conf["html_title"] == "TensorFlow-Modelle auf TPUs trainieren (Deutsch)"
     # sphinx-book-theme's footer would say "By Author name not set" (Sphinx's default author).
-    assert "'footer_content_items': ['last-updated.html']" in site.conf_py("de", [])
+    assert conf["html_theme_options"]["footer_content_items"] == ["last-updated.html"]
+
+
+def test_the_templates_escape_names_and_titles_as_html_and_leave_markdown_alone(tree):
+    # Every value an HTML template shows is escaped with html.escape's entities; the site's
+    # sentences are HTML and go in as they are; the markdown pages escape only a table's `|`.
+    found = site.executed_notebooks(tree, tree.root / "build/executed", tree.root / "none")
+    page = pages.make_page(
+        tree, notebook_file.read(found["01_alpha"]), "en", ["en", "de"], "01_alpha"
+    )
+    title = 'Keras\' `fit` & <"friends"> | more'
+    page = pages.Page(page.lang, page.stem, title, page.notebook)
+    landing = pages.landing_page(tree, ["en"], {"en": [page]})
+    assert f'title="{html.escape(title)}"' in landing
+    assert "Keras&#x27; <code>fit</code> &amp; &lt;&quot;friends&quot;&gt; | more</a>" in landing
+    index = pages.language_index(tree, "en", ["en"], [page])
+    assert '[Keras\' `fit` & <"friends"> \\| more](01_alpha.ipynb)' in index
+    switcher = pages.switcher("de", ["en", "de"], "x.html", "../index.html")
+    assert 'aria-label="Sprachen"' in switcher and ">alle Notebooks, alle Sprachen</a>" in switcher
+    rendered = pages.render("switcher.html", **SWITCHER, label="<b>", languages=[WEIRD])
+    assert '<a href="../x/t.html" hreflang="x" lang="x">A &amp; &#x27;B&#x27;</a>' in rendered
+    assert 'aria-label="&lt;b&gt;"' in rendered
+
+
+SWITCHER = {"lang": "en", "target": "t.html", "landing": "../index.html", "all_languages": "all"}
+WEIRD = {"code": "x", "name": "A & 'B'"}
 
 
 def test_every_language_of_the_site_translates_every_sentence_with_the_english_placeholders():
@@ -334,16 +376,35 @@ def test_an_executed_copy_older_than_its_notebook_gives_a_warning(tree):
     assert len(log) == 1 and "02_beta.ipynb (cells 3 differ)" in log[0]
 
 
-def test_each_language_is_a_sphinx_project_that_never_executes(tree):
+def test_each_language_is_a_sphinx_project_that_never_executes(tree, monkeypatch):
     src = sources(tree)
-    english_conf = (src / "conf.py").read_text(encoding="utf-8")
-    assert "nb_execution_mode = 'off'" in english_conf
-    assert "'de'" in english_conf.split("exclude_patterns")[1].split("\n")[0]
-    assert "language = 'de'" in (src / "de/conf.py").read_text(encoding="utf-8")
-    assert "path_to_docs': 'notebooks/de'" in (src / "de/conf.py").read_text(encoding="utf-8")
-    assert "language = 'zh_CN'" in site.conf_py("zh-cn", [])
-    assert "EnglishStemmer" in site.conf_py("zh-cn", [])
-    assert site.sphinx_command(src, "de")[-2:] == [str(src / "de"), str(src / ".sphinx/de/html")]
+    english = sphinx_conf(src, monkeypatch)
+    assert english["nb_execution_mode"] == "off" and english["extensions"] == ["myst_nb"]
+    assert "de" in english["exclude_patterns"] and english["language"] == "en"
+    assert english["html_static_path"] == [str(src / "_static")]
+    german = sphinx_conf(src / "de", monkeypatch)
+    assert german["language"] == "de" and "de" not in german["exclude_patterns"]
+    assert german["html_theme_options"]["path_to_docs"] == "notebooks/de"
+    assert german["html_static_path"] == [str(src / "de/_static")]
+    command = site.sphinx_command(src, "de")
+    assert command[-2:] == [str(src / "de"), str(src / ".sphinx/de/html")]
+    assert command[command.index("-c") + 1] == str(site.CONF_DIR)
+    assert site.sphinx_environment(src, "de") == {site.CONFIG_VARIABLE: str(src / "de/conf.json")}
+
+
+def test_chinese_search_uses_the_english_stemmer(tmp_path, monkeypatch):
+    # Sphinx 9.0.4 names a `ChineseStemmer` that does not exist: conf.py names the English one.
+    zh = types.SimpleNamespace(SearchChinese=type("SearchChinese", (), {"language_name": "zh"}))
+    search = types.ModuleType("sphinx.search")
+    search.zh = zh
+    for name, module in (("sphinx", types.ModuleType("sphinx")), ("sphinx.search", search)):
+        monkeypatch.setitem(sys.modules, name, module)
+    monkeypatch.setitem(sys.modules, "sphinx.search.zh", zh)
+    for lang, stemmer in (("de", "zh"), ("zh-cn", "English")):
+        values = site.sphinx_values(lang, [])
+        (tmp_path / "conf.json").write_text(json.dumps(values), encoding="utf-8")
+        assert sphinx_conf(tmp_path, monkeypatch)["language"] == languages.get(lang).sphinx
+        assert zh.SearchChinese.language_name == stemmer
 
 
 def test_the_languages_are_english_and_those_with_catalogs(tree):

@@ -22,14 +22,19 @@ Kaggle links in every language in another) and `en/`.
 Sphinx with myst-nb (execution off) and sphinx-book-theme renders them into `build/site/`, the
 same layout: `index.html`, `en/`, `de/`, ... (`stacks/site.txt` pins them; `nox -s site`).
 
-The pages themselves (header, switcher, indexes, landing page, the site's CSS and badge images) are
-written by `tools.site.pages`; this module finds the executed copies, writes the Sphinx projects
-and runs Sphinx.
+The pages themselves (header, switcher, indexes, landing page) are written by `tools.site.pages`,
+from the templates in `tools/site/templates/`; this module finds the executed copies, writes the
+Sphinx projects and runs Sphinx. Every project has the same configuration, `tools/site/conf.py`
+(`sphinx-build -c tools/site`), which reads the language's values from the project's `conf.json`
+(`sphinx_values`), and a copy of `tools/site/static/` (the site's CSS, the badge images) in its
+`_static/`.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import shutil
 import subprocess
 import sys
@@ -42,10 +47,10 @@ from tools import languages, outputs, paths
 from tools import notebook as notebook_file
 from tools.l10n import catalogs
 from tools.site.pages import BADGE_IMAGE as BADGE_IMAGE
+from tools.site.pages import KAGGLE_BADGE_IMAGE as KAGGLE_BADGE_IMAGE
+from tools.site.pages import RUN_METADATA as RUN_METADATA
 from tools.site.pages import (
-    COLAB_BADGE_SVG,
-    KAGGLE_BADGE_SVG,
-    SITE_CSS,
+    STATIC,
     Page,
     command_for,
     landing_page,
@@ -53,8 +58,6 @@ from tools.site.pages import (
     make_page,
     text,
 )
-from tools.site.pages import KAGGLE_BADGE_IMAGE as KAGGLE_BADGE_IMAGE
-from tools.site.pages import RUN_METADATA as RUN_METADATA
 from tools.site.pages import run_line as run_line
 from tools.site.pages import terminal_text as terminal_text
 
@@ -71,6 +74,11 @@ SPHINX_SECONDS = 1200
 # `<lang>/jupyter_execute` (myst-nb writes it next to the HTML folder, whatever the project).
 SPHINX_WORK = ".sphinx"
 TOOL = "tools.site"  # the mark on the folders it writes (tools/outputs.py)
+# The Sphinx configuration of every project (`-c`), and the values of one project, beside it,
+# whose path it reads from CONFIG_VARIABLE.
+CONF_DIR = Path(__file__).parent
+CONFIG = "conf.json"
+CONFIG_VARIABLE = "TPU_SITE_CONFIG"
 # The folders of the English project's sources; the others hold other languages' projects.
 OWN = (SOURCE, "_static", SPHINX_WORK)
 
@@ -162,57 +170,23 @@ def stale(tree: catalogs.Tree, stem: str, executed: nbformat.NotebookNode) -> li
 # ----------------------------------------------------------------------------- Sphinx projects
 
 
-def conf_py(lang: str, others: list[str]) -> str:
-    """The Sphinx configuration of one language's project.
-
-    myst-nb renders the notebooks as they are (`nb_execution_mode = "off"`: nothing runs);
-    sphinx-book-theme gives the navigation, the search box and a Colab launch button.
+def sphinx_values(lang: str, others: list[str]) -> dict[str, object]:
+    """The values of one language's Sphinx project, which `tools/site/conf.py` reads (`CONFIG`).
 
     Args:
         lang: The project's language.
         others: Folders the project leaves out (the English project's: the other languages').
     """
     settings = paths.project_settings()
-    english = lang == SOURCE
-    values = {
+    return {
         "project": text(lang, "title"),
         "language": languages.get(lang).sphinx,
-        "extensions": ["myst_nb"],
-        "nb_execution_mode": "off",
-        "nb_merge_streams": False,  # merge_streams() did it, keeping the order of the outputs
         "exclude_patterns": [SPHINX_WORK, "**.ipynb_checkpoints", *others],
-        "html_theme": "sphinx_book_theme",
         "html_title": f"{text(lang, 'title')} ({languages.get(lang).name})",
-        "html_static_path": ["_static"],
-        "html_css_files": ["site.css"],
-        "html_theme_options": {
-            "repository_url": f"https://github.com/{settings['repository']}",
-            "repository_branch": settings["branch"],
-            "path_to_docs": "notebooks" if english else f"notebooks/{lang}",
-            "use_repository_button": True,
-            "launch_buttons": {"colab_url": "https://colab.research.google.com"},
-            # Without it every page ends "By Author name not set": the notebooks have no author.
-            "footer_content_items": ["last-updated.html"],
-        },
+        "repository_url": f"https://github.com/{settings['repository']}",
+        "repository_branch": settings["branch"],
+        "path_to_docs": "notebooks" if lang == SOURCE else f"notebooks/{lang}",
     }
-    lines = [f"{name} = {value!r}" for name, value in values.items()]
-    if lang.startswith("zh"):
-        lines += CHINESE_SEARCH_FIX
-    return (
-        "# Written by tools/site/build.py on every build: change it there.\n"
-        + "\n".join(lines)
-        + "\n"
-    )
-
-
-# Sphinx 9.0.4 names the search's JavaScript stemmer after the language, `ChineseStemmer`, which
-# does not exist (Chinese uses the English stemmer): search fails in the browser. Fixed upstream
-# after 9.0.4 (sphinx-doc/sphinx#14229, #14416); drop this with the next Sphinx pin.
-CHINESE_SEARCH_FIX = [
-    "from sphinx.search import zh as _zh  # noqa: E402",
-    "",
-    '_zh.SearchChinese.language_name = "English"  # window.Stemmer = EnglishStemmer',
-]
 
 
 def write_if_changed(path: Path, text: str) -> None:
@@ -221,6 +195,14 @@ def write_if_changed(path: Path, text: str) -> None:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def copy_if_changed(source: Path, target: Path) -> None:
+    """Copies `source` to `target` unless `target` holds the same bytes already."""
+    if target.is_file() and target.read_bytes() == source.read_bytes():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
 
 
 def project_folder(src: Path, lang: str) -> Path:
@@ -281,23 +263,35 @@ def write_sources(
     others = [d.name for d in sorted(src.iterdir()) if d.is_dir() and d.name not in OWN]
     for lang in langs:
         project = project_folder(src, lang)
-        write_if_changed(project / "conf.py", conf_py(lang, others if lang == SOURCE else []))
-        write_if_changed(project / "_static" / "site.css", SITE_CSS)
-        write_if_changed(project / "_static" / "colab-badge.svg", COLAB_BADGE_SVG)
-        write_if_changed(project / "_static" / "kaggle-badge.svg", KAGGLE_BADGE_SVG)
+        values = sphinx_values(lang, others if lang == SOURCE else [])
+        write_if_changed(project / CONFIG, json.dumps(values, indent=1, ensure_ascii=False) + "\n")
+        for static in sorted(STATIC.iterdir()):
+            copy_if_changed(static, project / "_static" / static.name)
     write_if_changed(src / "index.md", landing_page(tree, langs, pages))
     return log
 
 
 def sphinx_command(src: Path, lang: str) -> list[str]:
-    """The sphinx-build command of one language's project: warnings are errors."""
+    """The sphinx-build command of one language's project: warnings are errors; the
+    configuration is `tools/site/conf.py`, with `sphinx_environment`."""
     work = src / SPHINX_WORK / lang
     return [
         *(sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going"),
-        *("-d", str(work / "doctrees")),
+        *("-c", str(CONF_DIR), "-d", str(work / "doctrees")),
         str(project_folder(src, lang)),
         str(work / "html"),
     ]
+
+
+def sphinx_environment(src: Path, lang: str) -> dict[str, str]:
+    """What `sphinx_command` adds to the environment: where the project's values are."""
+    return {CONFIG_VARIABLE: str(project_folder(src, lang) / CONFIG)}
+
+
+def _shell_command(src: Path, lang: str) -> str:
+    """`sphinx_command` with its environment, as a shell runs it."""
+    variables = [f"{name}={value}" for name, value in sphinx_environment(src, lang).items()]
+    return " ".join([*variables, *sphinx_command(src, lang)])
 
 
 def assemble(src: Path, out: Path, langs: list[str]) -> None:
@@ -332,7 +326,9 @@ def run_sphinx(src: Path, langs: list[str], jobs: int = 2) -> list[str]:
         while waiting and len(running) < max(jobs, 1):
             lang = waiting.pop(0)
             command = sphinx_command(src, lang)
-            running[lang] = (time.perf_counter(), subprocess.Popen(command, cwd=src))
+            environment = {**os.environ, **sphinx_environment(src, lang)}
+            process = subprocess.Popen(command, cwd=src, env=environment)
+            running[lang] = (time.perf_counter(), process)
         time.sleep(0.2)
         for lang, (start, process) in list(running.items()):
             seconds = time.perf_counter() - start
@@ -343,13 +339,13 @@ def run_sphinx(src: Path, langs: list[str], jobs: int = 2) -> list[str]:
                 process.wait()
                 failed.append(f"{lang} (stopped after {SPHINX_SECONDS} s)")
             elif process.returncode:
-                failed.append(f"{lang} ({' '.join(sphinx_command(src, lang))})")
+                failed.append(f"{lang} ({_shell_command(src, lang)})")
             del running[lang]
             log.append(f"{lang}: {'FAILED' if process.returncode else 'ok'} ({seconds:.1f} s)")
     if failed:
         raise SiteError(
             f"sphinx-build failed for {', '.join(failed)}; its messages are above (a warning "
-            "counts as an error: fix the page or its generator in tools/site/pages.py)"
+            "counts as an error: fix the page, or its generator: tools/site/pages.py, templates/)"
         )
     return log
 

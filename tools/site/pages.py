@@ -5,8 +5,12 @@ A notebook page (`make_page`) is the executed English notebook with its markdown
 (`merge_streams`), the Colab and Kaggle badges of its language with the site's local badge images,
 and a header first (`page_header`: the language switcher, the papermill parameters, the machine and
 software of the run). Each language has an index page (`language_index`); the landing page
-(`landing_page`) is the curriculum table. `SITE_CSS`, `COLAB_BADGE_SVG` and `KAGGLE_BADGE_SVG` are
-the site's own static files."""
+(`landing_page`) is the curriculum table.
+
+The HTML and markdown around the sentences are Jinja2 templates in `tools/site/templates/`
+(`render`): the `.html` ones are autoescaped with `html.escape`'s rules, the markdown ones are not;
+the site's sentences (`tools/site/sentences.toml`, filled in here) are HTML and go in as they are.
+The site's CSS and badge images are files in `tools/site/static/` (`STATIC`)."""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 import nbformat
+from markupsafe import Markup
 
 from tools import languages, paths, phrases
 from tools import notebook as notebook_file
@@ -35,6 +41,9 @@ TITLE = text(SOURCE, "title")  # each language has its own: tools/site/sentences
 RUN_METADATA = "tpu_curriculum"
 BADGE_IMAGE = "/_static/colab-badge.svg"  # from the project's source folder (Sphinx rule)
 KAGGLE_BADGE_IMAGE = "/_static/kaggle-badge.svg"
+# The site's CSS and its local badge images, copied into every project's `_static/`.
+STATIC = Path(__file__).parent / "static"
+TEMPLATES = Path(__file__).parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,58 @@ class Page:
     stem: str
     title: str
     notebook: nbformat.NotebookNode
+
+
+# ----------------------------------------------------------------------------- templates
+
+
+@jinja2.pass_eval_context
+def _escape(context: jinja2.nodes.EvalContext, value: object) -> object:
+    """Escapes a value shown by an autoescaped template with `html.escape` (`&quot;`, `&#x27;`),
+    as the pages always have; HTML (`Markup`: the sentences, other templates) goes in as it is."""
+    if context.autoescape and not hasattr(value, "__html__"):
+        return Markup(html.escape(str(value)))
+    return value
+
+
+def _inline(markdown: str) -> Markup:
+    """A title's markdown as HTML: escaped, `code spans` as <code>."""
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(markdown)))
+
+
+def _table_cell(markdown: str) -> str:
+    """Markdown for a table cell: its `|` escaped."""
+    return markdown.replace("|", "\\|")
+
+
+TEMPLATE_FILES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(TEMPLATES),
+    autoescape=jinja2.select_autoescape(["html"], default_for_string=False),
+    finalize=_escape,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+TEMPLATE_FILES.filters.update(inline=_inline, table_cell=_table_cell)
+
+
+def render(template: str, **values: object) -> str:
+    """The template `tools/site/templates/<template>` filled in: an HTML fragment (`.html`) without
+    the file's last newline, to go into other text; a markdown page as it is. A value that is
+    HTML already goes in as `Markup`."""
+    rendered = str(TEMPLATE_FILES.get_template(template).render(**values))
+    return rendered.removesuffix("\n") if template.endswith(".html") else rendered
+
+
+def sentence(lang: str, key: str, **values: object) -> Markup:
+    """The site's sentence `key` in `lang` (`text`) as the HTML it is, for the templates."""
+    return Markup(text(lang, key, **values))
+
+
+def _languages(langs: list[str]) -> list[dict[str, str]]:
+    """Each language's folder code and name, in the order of `langs`, for the templates."""
+    return [{"code": lang, "name": languages.get(lang).name} for lang in langs]
 
 
 # ----------------------------------------------------------------------------- page header
@@ -119,18 +180,14 @@ def switcher(lang: str, langs: list[str], target: str, landing: str) -> str:
         target: The file name in each language folder ("03_keras_fit.html", "index.html").
         landing: The relative link to the landing page.
     """
-    items = []
-    for other in langs:
-        name = html.escape(languages.get(other).name)
-        if other == lang:
-            items.append(f'<strong lang="{other}">{name}</strong>')
-        else:
-            href = f"../{other}/{target}"
-            items.append(f'<a href="{href}" hreflang="{other}" lang="{other}">{name}</a>')
-    return (
-        f'<nav class="tpu-languages" aria-label="{text(lang, "languages")}">'
-        + " · ".join(items)
-        + f' · <a class="tpu-all" href="{landing}">{text(lang, "all_languages")}</a></nav>'
+    return render(
+        "switcher.html",
+        lang=lang,
+        languages=_languages(langs),
+        target=target,
+        landing=landing,
+        label=sentence(lang, "languages"),
+        all_languages=sentence(lang, "all_languages"),
     )
 
 
@@ -147,21 +204,22 @@ def page_header(nb: nbformat.NotebookNode, lang: str, langs: list[str], stem: st
     One HTML block without blank lines (so markdown leaves it as it is).
     """
     if lang == SOURCE:
-        origin = text(lang, "origin_source", notebook=_code(f"{stem}.ipynb"))
+        origin = sentence(lang, "origin_source", notebook=_code(f"{stem}.ipynb"))
     else:
-        origin = text(lang, "origin_translated", catalog=_code(f"notebooks/{lang}/po/{stem}.po"))
-    lines = [
-        '<div class="tpu-run admonition note">',
-        switcher(lang, langs, f"{stem}.html", "../index.html"),
-        f"<p>{origin}</p>",
-        f"<p>{parameters_line(nb, lang)}</p>",
-        f"<p>{run_line(nb, lang)}</p>",
-        "</div>",
-    ]
+        catalog = _code(f"notebooks/{lang}/po/{stem}.po")
+        origin = sentence(lang, "origin_translated", catalog=catalog)
+    not_executed = ""
     if "papermill" not in nb.metadata:  # shown as committed: not executed for this build
         command = _code(command_for(Path(f"{stem}.ipynb")))
-        lines[2:5] = [f"<p>{text(lang, 'not_executed', command=command)}</p>"]
-    return "\n".join(lines)
+        not_executed = sentence(lang, "not_executed", command=command)
+    return render(
+        "header.html",
+        switcher=Markup(switcher(lang, langs, f"{stem}.html", "../index.html")),
+        origin=origin,
+        parameters=Markup(parameters_line(nb, lang)),
+        run=Markup(run_line(nb, lang)),
+        not_executed=not_executed,
+    )
 
 
 # ----------------------------------------------------------------------------- pages
@@ -259,142 +317,51 @@ def _number(stem: str) -> int | str:
     return int(stem[:2]) if stem[:2].isdigit() else ""
 
 
-def _table_cell(markdown: str) -> str:
-    return markdown.replace("|", "\\|")
-
-
 def language_index(tree: catalogs.Tree, lang: str, langs: list[str], pages: list[Page]) -> str:
     """The index page of one language (markdown): its notebooks, their badges, the switcher."""
-    name = languages.get(lang).name
     rows = [
-        f"| {_number(p.stem)} | "
-        f"[{_table_cell(p.title)}]({p.stem}.ipynb) | {colab_badge(tree, lang, p.stem)} | "
-        f"{kaggle_badge(tree, lang, p.stem)} |"
+        {
+            "number": _number(p.stem),
+            "stem": p.stem,
+            "title": p.title,
+            "colab": colab_badge(tree, lang, p.stem),
+            "kaggle": kaggle_badge(tree, lang, p.stem),
+        }
         for p in pages
     ]
-    toctree = "\n".join(p.stem for p in pages)
-    return f"""# {text(lang, "title")} ({name})
-
-{switcher(lang, langs, "index.html", "../index.html")}
-
-{text(lang, "index_intro", language=name)}
-
-| # | {text(lang, "column_notebook")} | Colab | Kaggle |
-| --- | --- | --- | --- |
-{chr(10).join(rows)}
-
-```{{toctree}}
-:hidden:
-:maxdepth: 1
-
-{toctree}
-```
-"""
-
-
-def _inline(markdown: str) -> str:
-    """A title's markdown as HTML: escaped, `code spans` as <code>."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(markdown))
+    name = languages.get(lang).name
+    return render(
+        "index.md",
+        title=text(lang, "title"),
+        name=name,
+        switcher=switcher(lang, langs, "index.html", "../index.html"),
+        intro=text(lang, "index_intro", language=name),
+        column_notebook=text(lang, "column_notebook"),
+        rows=rows,
+    )
 
 
 def landing_page(tree: catalogs.Tree, langs: list[str], pages: dict[str, list[Page]]) -> str:
     """The landing page (markdown with an HTML table): one row per notebook, its pages in every
     language in one cell and its Colab and Kaggle links in another, so the table stays narrow
     (1024 px)."""
-    names = {lang: html.escape(languages.get(lang).name) for lang in langs}
     rows = []
     for index, page in enumerate(pages[SOURCE]):
-        read = " · ".join(
-            f'<a href="{lang}/{page.stem}.html" hreflang="{lang}" lang="{lang}" '
-            f'title="{html.escape(pages[lang][index].title)}">{names[lang]}</a>'
-            for lang in langs
-        )
-        opens = []
-        for url_of, image, alt in (
-            (paths.colab_url, "colab-badge.svg", "Open In Colab"),
-            (paths.kaggle_url, "kaggle-badge.svg", "Open In Kaggle"),
-        ):
-            urls = " · ".join(
-                f'<a href="{html.escape(url_of(tree.localized(lang, page.stem), tree.root))}"'
-                f' hreflang="{lang}" title="{names[lang]}">{lang}</a>'
-                for lang in langs
+        shown = []
+        for language in _languages(langs):
+            notebook = tree.localized(language["code"], page.stem)
+            shown.append(
+                {
+                    **language,
+                    "title": pages[language["code"]][index].title,
+                    "colab": paths.colab_url(notebook, tree.root),
+                    "kaggle": paths.kaggle_url(notebook, tree.root),
+                }
             )
-            opens.append(f'<img src="_static/{image}" alt="{alt}"><br>{urls}')
-        title = f'<a href="{SOURCE}/{page.stem}.html">{_inline(page.title)}</a>'
-        cells = [str(_number(page.stem)), title, read, "<br>".join(opens)]
-        rows.append("<tr><td>" + "</td><td>".join(cells) + "</td></tr>")
-    indexes = " · ".join(
-        f'<a href="{lang}/index.html" hreflang="{lang}" lang="{lang}">{names[lang]}</a>'
-        for lang in langs
-    )
-    return f"""# {TITLE}: the executed curriculum
-
-Every notebook of the curriculum, in every language, with the outputs of its headless CI run:
-plots, training logs, printed devices. Each page says which parameters, machine and software
-produced its outputs; a translated page shows the English run's outputs (the code is the same)
-with the text from the language's catalog. The badges open a notebook in Colab or Kaggle, to run
-it on a TPU with the full parameters.
-
-<p class="tpu-language-list">By language: {indexes}</p>
-
-<div class="pst-scrollable-table-container"><table class="table tpu-curriculum">
-<thead><tr><th>#</th><th>notebook</th><th>read it in</th><th>open it in Colab or Kaggle</th>
-</tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table></div>
-
-```{{toctree}}
-:hidden:
-
-{SOURCE}/index
-```
-"""
-
-
-# ----------------------------------------------------------------------------- static files
-
-
-SITE_CSS = """\
-/* Written by tools/site/pages.py. */
-.tpu-run p, .tpu-run nav { margin: 0.3em 0; font-size: 0.9em; }
-.tpu-languages strong, .tpu-languages a { white-space: nowrap; }
-/* The landing page's table: as wide as the window, each badge under its page's link. */
-.bd-content:has(table.tpu-curriculum) .bd-article-container { max-width: none !important; }
-.bd-content:has(table.tpu-curriculum) .bd-sidebar-secondary { display: none; }
-table.tpu-curriculum { width: auto; }
-table.tpu-curriculum th, table.tpu-curriculum td { vertical-align: middle; padding: 0.3em; }
-table.tpu-curriculum td:nth-child(2) { min-width: 14em; }
-table.tpu-curriculum td:nth-child(3), table.tpu-curriculum td:nth-child(4) { max-width: 22em; }
-table.tpu-curriculum img { min-width: 117px; }
-"""
-# A local "Open in Colab" badge: the site shows it without reaching colab.research.google.com.
-COLAB_BADGE_SVG = """\
-<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20" role="img" \
-aria-label="Open in Colab">
-<title>Open in Colab</title>
-<rect width="117" height="20" rx="3" fill="#555"/>
-<rect x="26" width="91" height="20" rx="3" fill="#555"/>
-<rect width="26" height="20" rx="3" fill="#444"/>
-<circle cx="9.5" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="2.4"/>
-<circle cx="16.5" cy="10" r="4.5" fill="none" stroke="#e8710a" stroke-width="2.4"/>
-<text x="71" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
-text-anchor="middle">Open in Colab</text>
-</svg>
-"""
-# A local "Open in Kaggle" badge, for the same reason.
-KAGGLE_BADGE_SVG = """\
-<svg xmlns="http://www.w3.org/2000/svg" width="124" height="20" role="img" \
-aria-label="Open in Kaggle">
-<title>Open in Kaggle</title>
-<rect width="124" height="20" rx="3" fill="#555"/>
-<rect width="26" height="20" rx="3" fill="#20beff"/>
-<text x="13" y="15" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="14" \
-font-weight="bold" text-anchor="middle">k</text>
-<text x="75" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
-text-anchor="middle">Open in Kaggle</text>
-</svg>
-"""
+        rows.append(
+            {"number": _number(page.stem), "stem": page.stem, "title": page.title, "pages": shown}
+        )
+    return render("landing.md", title=TITLE, source=SOURCE, languages=_languages(langs), rows=rows)
 
 
 if __name__ == "__main__":
