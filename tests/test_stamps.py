@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,29 @@ def test_a_runtimes_file_of_the_wrong_shape_is_named_not_a_key_error(tmp_path, c
     config.write_text(text.replace('name = "colab-cpu"\n', "", 1), encoding="utf-8")
     with pytest.raises(runtimes.RuntimeListError, match=r"runtimes.toml: .* has no key 'name'"):
         stamps.sessions(tmp_path)
+
+
+def test_two_writers_at_once_leave_a_whole_stamp(clone):
+    # Two runs of one session stamping at the same time (each a read, a change, a rename): a
+    # reader sees the old file or a new one, never a part; a lost update loses a line, and the
+    # unit it named counts as stale, never as fresh by mistake.
+    stamp_all(clone)
+    stamp = stamps.sessions(clone)[RUNTIME].stamp
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom tools.ci import stamps\n"
+        "root, name, unit = Path(sys.argv[1]), sys.argv[2], sys.argv[3]\n"
+        "started = stamps.current(name, root)\n"
+        "for i in range(8):\n    stamps.write(name, {unit: f'run {i}'}, started, root)\n"
+    )
+    units = ("01_tpu_initialization", "02_device_placement")
+    writers = [
+        subprocess.Popen([sys.executable, "-c", code, str(clone), RUNTIME, unit], cwd=ROOT)
+        for unit in units
+    ]
+    seen = set()
+    while any(writer.poll() is None for writer in writers):
+        seen.add(stamps.damage(stamp))
+    assert [writer.wait(timeout=300) for writer in writers] == [0, 0]
+    assert seen == {None} and stamps.damage(stamp) is None
+    assert stamps.stale(RUNTIME, clone) == []  # both units were stamped before, with these inputs
+    assert not [p for p in stamp.parent.iterdir() if p.name.startswith(f".{stamp.stem}.")]

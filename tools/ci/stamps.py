@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -152,13 +153,19 @@ def _inside(path: Path, root: Path) -> bool:
 def imported(path: Path) -> list[str]:
     """The `tools...` modules a file imports anywhere in it (names, and `from tools.x import y`
     as both "tools.x" and "tools.x.y", since y may be a module)."""
+    status = path.stat()  # parsed again only when the file changed
+    return list(_imported(str(path), status.st_mtime_ns, status.st_size))
+
+
+@functools.lru_cache(maxsize=1024)
+def _imported(path: str, _mtime_ns: int, _size: int) -> tuple[str, ...]:
     found = []
-    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+    for node in ast.walk(ast.parse(Path(path).read_bytes(), path)):
         if isinstance(node, ast.Import):
             found += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found += [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-    return [name for name in found if name == "tools" or name.startswith("tools.")]
+    return tuple(name for name in found if name == "tools" or name.startswith("tools."))
 
 
 def module_file(name: str, root: Path) -> Path | None:
