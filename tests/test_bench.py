@@ -118,3 +118,18 @@ def test_an_output_folder_the_bench_did_not_make_is_refused_before_measuring(tmp
     assert exit_info.value.code == 2
     assert f"{mine} was not made by tools.runs.bench" in capsys.readouterr().err
     assert (mine / "bench_f32_b200_r1.json").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("times", "steps", "message"),
+    [
+        ([1.0, 1.0], [4, 8], "No rate from 4 steps in 0 s"),  # a clock that did not move
+        ([2.0, 1.0], [4, 8], "No rate from 4 steps in -1 s"),  # times out of order
+        ([1.0, 2.0], [8, 8], "No rate from 0 steps in 1 s"),  # no step between them
+    ],
+)
+def test_a_rate_from_times_that_do_not_grow_is_refused(times, steps, message):
+    # Before: a ZeroDivisionError, or a negative rate.
+    with pytest.raises(ValueError, match=message):
+        bench.examples_per_second(times, steps, 256)
+    assert bench.examples_per_second([1.0, 3.0], [4, 8], 256) == 512

@@ -140,6 +140,13 @@ def test_the_tensorflow_notebooks_size_themselves_after_detecting_the_hardware()
             {"BATCH_SIZE": 255},
             "BATCH_SIZE=255 does not divide over the 2 CPU device(s)",
         ),
+        # One execution in all: fit's rate, which leaves the first out, would divide by zero.
+        (
+            "10_keras_on_jax",
+            {"EPOCHS": 1, "STEPS_PER_EPOCH": 78, "STEPS_PER_EXECUTION": 78},
+            "EPOCHS=1 x 78 steps per epoch (STEPS_PER_EPOCH) is one execution of "
+            "STEPS_PER_EXECUTION=78: the rate needs at least 2",
+        ),
     ],
 )
 def test_a_size_the_hardware_cannot_take_is_refused_before_training(

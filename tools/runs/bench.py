@@ -46,7 +46,13 @@ def examples_per_second(times: list[float], steps: list[int], global_batch: int)
             f"Need the end times and step counts of at least two executions, got {len(times)} "
             f"times and {len(steps)} step counts: run more steps than steps_per_execution."
         )
-    return (steps[-1] - steps[0]) * global_batch / (times[-1] - times[0])
+    seconds, counted = times[-1] - times[0], steps[-1] - steps[0]
+    if seconds <= 0 or counted <= 0:
+        raise ValueError(
+            f"No rate from {counted} steps in {seconds:g} s: the times and step counts must grow "
+            "from the first execution's end to the last (time.perf_counter() after each)."
+        )
+    return counted * global_batch / seconds
 
 
 def create_model(filters: int) -> Any:
