@@ -72,8 +72,8 @@ EVERY = {"tpu_stack", "stacks_index", "pytorch_xla", RUNTIME}
         ("noxfile.py", EVERY, set()),
         # The CI parameters and the runner: where notebooks run.
         ("tests/notebook_parameters.yaml", {"pytorch_xla", RUNTIME}, {"tpu_stack"}),
-        ("tools/notebooks.py", {"pytorch_xla", RUNTIME}, {"tpu_stack", "stacks_index"}),
-        ("tools/runtimes.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
+        ("tools/runs/notebooks.py", {"pytorch_xla", RUNTIME}, {"tpu_stack", "stacks_index"}),
+        ("tools/ci/runtimes.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
         ("tools/pins.py", {RUNTIME}, {"tpu_stack", "pytorch_xla"}),
         # A module imported by the runner and by a test on the wheel.
         ("tools/paths.py", {"tpu_stack", "pytorch_xla", RUNTIME}, set()),
@@ -87,7 +87,7 @@ EVERY = {"tpu_stack", "stacks_index", "pytorch_xla", RUNTIME}
         ("stacks/runtimes/colab-cpu.txt", {RUNTIME}, {"tpu_stack", "runtime-kaggle-tpu"}),
         # A unit test on the wheel, and the tool it tests.
         ("tests/test_checks.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
-        ("tools/support_cases.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
+        ("tools/runs/support_cases.py", {"tpu_stack"}, {RUNTIME, "pytorch_xla"}),
         ("tests/test_stacks.py", {"stacks_index"}, {"tpu_stack", RUNTIME}),
     ],
 )
@@ -104,7 +104,7 @@ def test_editing_an_input_makes_its_sessions_stale(clone, relative, stale, fresh
         "stacks/site.txt",
         "notebooks/de/po/03_keras_fit.po",
         "notebooks/de/03_keras_fit.ipynb",
-        "tools/l10n.py",  # translation tooling and its tests run in the default CI
+        "tools/l10n/cli.py",  # translation tooling and its tests run in the default CI
         "tests/test_l10n.py",
         "tests/test_notebooks.py",
     ],

@@ -131,7 +131,8 @@ def tools_read(entries, root: Path = ROOT) -> tuple[str, ...]:
     files) reads: the modules they import, directly or not, each with its package's `__init__`
     and the files beside it that are not Python (its data)."""
     todo = [e for e in entries if not e.endswith(".py")]
-    todo += [m for e in entries if e.endswith(".py") for m in imported(root / e)]
+    files = [root / e for e in entries if e.endswith(".py")]
+    todo += [m for path in files if path.is_file() for m in imported(path)]  # absent: reads none
     seen: set[Path] = set()
     while todo:
         path = module_file(todo.pop(), root)
