@@ -99,6 +99,10 @@ NO_TPU_WHEEL = (
 # tensorflow-metadata 1.18 and later are generated with protobuf 6: with protobuf 5 (TensorFlow
 # 2.19 and 2.20 runtimes), `import tensorflow_datasets` then fails (a protobuf VersionError).
 PROTOBUF5_REQUIREMENTS = ("tensorflow-metadata<1.18",)
+# The oldest JAX that notebook 10 runs on (Colab's 0.7.2: `nox -s runtime-colab-tpu`); an older
+# one, or one without a jaxlib of its version (or, on a TPU, without libtpu), is replaced by the
+# pinned jax of stacks/jax.txt.
+MIN_JAX = (0, 7)
 
 
 class StackError(RuntimeError):
@@ -164,6 +168,22 @@ def unusable_tensorflow(stack: str, hardware: str, installed: Mapping[str, str])
     return None if None in problems else "; ".join(problems)
 
 
+def unusable_jax(hardware: str, installed: Mapping[str, str]) -> str | None:
+    """Why the installed JAX cannot run notebook 10 on this hardware, or None (also when no JAX
+    is installed: then it is simply installed)."""
+    jax, jaxlib = installed.get("jax"), installed.get("jaxlib")
+    if not jax:
+        return None
+    if version_tuple(jax)[:2] < MIN_JAX:
+        oldest = ".".join(map(str, MIN_JAX))
+        return f"jax {jax} is older than {oldest}, the oldest JAX notebook 10 runs on"
+    if version_tuple(jaxlib or "0")[:2] != version_tuple(jax)[:2]:
+        return f"jax {jax} has jaxlib {jaxlib or '(none)'}, not a jaxlib of its own version"
+    if hardware == "tpu" and not any(n.startswith("libtpu") for n in installed):
+        return f"jax {jax} is installed without libtpu, so it cannot use the TPU"
+    return None
+
+
 def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[str], str]:
     """Decides what to install.
 
@@ -172,7 +192,8 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
             `"pytorch"` (PyTorch/XLA, notebook 15).
         hardware: `"tpu"`, `"gpu"` or `"cpu"`.
         installed: The distributions already installed, {name: version}; an unusable
-            TensorFlow (`unusable_tensorflow`) counts as missing: `install` replaces it.
+            TensorFlow (`unusable_tensorflow`) counts as missing: `install` replaces it; so does
+            an unusable JAX (`unusable_jax`: pip upgrades it in place).
 
     Returns:
         The requirements to install (before the helper package), and the constraints file name.
@@ -189,7 +210,8 @@ def plan(stack: str, hardware: str, installed: Mapping[str, str]) -> tuple[list[
     usable = unusable_tensorflow(stack, hardware, installed) is None
     tensorflow = usable and any(n in installed for n in TENSORFLOW_DISTRIBUTIONS)
     keep = [r for r in wanted if tensorflow and r.startswith("tensorflow")]
-    keep += [r for r in wanted if "jax" in installed and r.startswith("jax")]
+    jax = "jax" in installed and unusable_jax(hardware, installed) is None
+    keep += [r for r in wanted if jax and r.startswith("jax")]
     keep += [r for r in wanted if "torch-xla" in installed and r.startswith("torch")]
     requirements = [r for r in wanted if r not in keep]
     protobuf = installed.get("protobuf")
@@ -447,6 +469,8 @@ def install(
     kept = ", ".join(f"{n} {v}" for n, v in relevant.items()) or "nothing relevant"
     print(f"Hardware: {hardware}. Python {sys.version.split()[0]}. Already installed: {kept}.")
     requirements, constraints = plan(stack, hardware, before)
+    if stack == "jax" and (why := unusable_jax(hardware, before)):
+        print(f"Replacing jax: {why}; pip installs the pinned one (stacks/{constraints}).")
     pins, removed = f"{stacks}/{constraints}", []
     with tempfile.TemporaryDirectory() as folder:
         report = f"{folder}/report.json" if dry_run else None

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tools import notebook as notebook_file
-from tools import paths
+from tools import outputs, paths
 from tools.runs import notebooks
 from tools.runs.notebooks import ROOT
 
@@ -187,6 +187,32 @@ def test_a_corrupted_reference_is_named_and_nothing_is_prepared(
     assert not out.exists()
     with pytest.raises(notebooks.NotebookFailed, match=r"bad\.json.*nox -s refs"):
         notebooks.prepare(bad, out)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("command", ["run", "prepare"])
+def test_a_full_disk_is_named_and_leaves_no_incomplete_copy(tmp_path, monkeypatch, capsys, command):
+    # Before: a raw OSError, and a truncated notebook left behind. /dev/full answers every write
+    # with ENOSPC, as a full disk does.
+    monkeypatch.setattr(notebooks, "REFERENCES", tmp_path / "refs")
+    (tmp_path / "refs").mkdir()
+    (tmp_path / "refs" / "probe.json").write_text(json.dumps({"cell-001": []}))
+    first = _notebook(tmp_path / "nbs" / "en" / "probe.ipynb", _reference("print(1)"))
+    second = _notebook(tmp_path / "nbs" / "en" / "second.ipynb", _reference("print(2)"))
+    (tmp_path / "refs" / "second.json").write_text(json.dumps({"cell-001": []}))
+    out = tmp_path / "out"
+    outputs.claim(out, notebooks.WRITTEN_BY[command])
+    copy = out / "en" / "probe.ipynb"
+    copy.parent.mkdir()
+    copy.symlink_to("/dev/full")
+    monkeypatch.setattr(outputs, "clear", lambda folder, tool: None)  # keep the full "disk"
+    assert notebooks.main([command, str(first), str(second), "--out", str(out)]) == 1
+    shown = capsys.readouterr().out
+    assert f"{copy}: could not be written (No space left on device): free space" in shown
+    assert "The incomplete copy was deleted; the notebook itself is unchanged." in shown
+    assert "Stopped: 1 more notebook not run." in shown
+    assert not copy.exists() and not copy.is_symlink()
+    assert not (out / "en" / "second.ipynb").exists()
 
 
 def test_notebooks_of_another_stack_stay_out_of_the_default_runs() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tools import outputs
-from tools.ci import runtimes
+from tools.ci import runtime_files, runtimes
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -113,11 +113,35 @@ def test_a_list_that_names_a_package_the_index_lacks_is_named_with_the_fix(tmp_p
     settings["install"]["packages"] = ["tpu-curriculum-no-such-package"]
     settings["install"]["runner"] = []
     monkeypatch.setattr(runtimes, "settings", lambda config=None: settings)
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "colab-cpu.txt").write_text("# python: x\n" + "\n".join(lacking.lines) + "\n")
+    monkeypatch.setattr(runtime_files, "FOLDER", folder)
     with pytest.raises(runtimes.RuntimeListError) as caught:
-        runtimes.install(lacking, tmp_path)
+        runtimes.install(lacking, tmp_path / "out")
     message = str(caught.value)
-    assert "has 'tpu-curriculum-no-such-package==1.0', which the package index lacks" in message
+    where = f"{folder / 'colab-cpu.txt'} line 3 has 'tpu-curriculum-no-such-package==1.0'"
+    assert message.startswith(f"{where}, which pip could not install for Python {here}")
     assert "under [skip] in stacks/runtimes/runtimes.toml" in message
+    assert "\npip: pip found no tpu-curriculum-no-such-package" in message
+
+
+def test_a_list_line_behind_an_unreachable_index_is_named_with_its_line(tmp_path, monkeypatch):
+    (tmp_path / "colab-tpu.txt").write_text("# python: 3.12.11\n\nnumpy==2.1.3\njax==0.7.2\n")
+    monkeypatch.setattr(runtime_files, "FOLDER", tmp_path)
+    runtime = runtimes.Runtime(
+        name="colab-tpu",
+        title="t",
+        hardware="tpu",
+        stacks=("jax",),
+        lines=("numpy==2.1.3", "jax==0.7.2"),
+    )
+    cause = "pip could not reach the package index for jax==0.7.2: check the network"
+    message = runtimes._list_problem(runtime, f"{cause}\nCommand: pip install jax==0.7.2")
+    assert message.startswith(f"{tmp_path / 'colab-tpu.txt'} line 4 has 'jax==0.7.2'")
+    assert "check the network and run the session again" in message and "[skip]" not in message
+    assert f"pip: {cause}" in message
+    assert runtimes._list_problem(runtime, "pip failed: its last lines are below") is None
 
 
 def git(repo: Path, *args: str) -> str:

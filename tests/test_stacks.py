@@ -46,6 +46,7 @@ def pins(constraints: str) -> dict[str, str]:
 
 TRAINERS = ["lightning", "accelerate"]  # the PyTorch stack's two training libraries
 PT = "pytorch_xla.txt"
+JX, JAX_TPU = "jax.txt", ["jax[tpu]", "tensorflow-cpu"]
 
 # Decisions --------------------------------------------------------------------------------------
 
@@ -86,9 +87,19 @@ def test_detect_hardware(files, expected):
         ("tensorflow", "cpu", {}, (["tensorflow-cpu"], "cpu.txt")),
         ("tensorflow", "cpu", {"tensorflow": "2.19.0"}, ([], "cpu.txt")),
         ("jax", "tpu", {}, (["jax[tpu]", "tensorflow-cpu"], "jax.txt")),
-        ("jax", "tpu", {"jax": "0.10.2"}, (["tensorflow-cpu"], "jax.txt")),
+        # Colab's TPU runtime: its JAX, jaxlib and libtpu kept.
+        (
+            "jax",
+            "tpu",
+            {"jax": "0.7.2", "jaxlib": "0.7.2", "libtpu": "0.0.21.1"},
+            (["tensorflow-cpu"], "jax.txt"),
+        ),
+        # Too old, without its jaxlib, or without libtpu on a TPU: the pinned JAX replaces it.
+        ("jax", "tpu", {"jax": "0.4.1", "jaxlib": "0.4.1", "libtpu": "0.0.5"}, (JAX_TPU, JX)),
+        ("jax", "tpu", {"jax": "0.10.2", "jaxlib": "0.10.2"}, (JAX_TPU, JX)),
+        ("jax", "cpu", {"jax": "0.10.2", "jaxlib": "0.9.0"}, (["jax", "tensorflow-cpu"], JX)),
         ("jax", "gpu", {"tensorflow": "2.19.0"}, (["jax[cuda12]"], "jax.txt")),
-        ("jax", "cpu", {"jax": "0.10.2", "tensorflow-cpu": "2.21.0"}, ([], "jax.txt")),
+        ("jax", "cpu", {"jax": "0.10.2", "jaxlib": "0.10.2", "tensorflow-cpu": "2.21.0"}, ([], JX)),
         ("pytorch", "tpu", {}, (["torch", "torch-xla[tpu]", *TRAINERS], "pytorch_xla.txt")),
         ("pytorch", "cpu", {"torch": "2.9.0"}, (["torch", "torch-xla", *TRAINERS], PT)),
         # Colab's TPU runtime ships PyTorch/XLA (and a libtpu of its own): kept.
@@ -554,3 +565,19 @@ def test_of_several_missing_packages_the_pinned_one_is_named():
     )
     said = install_stack.explain_pip_failure(output, (3, 12), str(STACKS_DIR / "tpu.txt"), bool)
     assert "could not reach the package index for tensorflow-tpu (pinned in stacks/tpu.txt" in said
+
+
+@pytest.mark.parametrize(
+    ("hardware", "installed", "expected"),
+    [
+        ("tpu", {}, None),  # nothing to judge: installed from the pins
+        ("tpu", {"jax": "0.7.2", "jaxlib": "0.7.2", "libtpu": "0.0.21.1"}, None),
+        ("cpu", {"jax": "0.10.2", "jaxlib": "0.10.2"}, None),
+        ("tpu", {"jax": "0.4.1", "jaxlib": "0.4.1", "libtpu": "0.0.5"}, "older than 0.7"),
+        ("cpu", {"jax": "0.10.2"}, "jaxlib (none), not a jaxlib of its own version"),
+        ("tpu", {"jax": "0.10.2", "jaxlib": "0.10.2"}, "without libtpu, so it cannot use the TPU"),
+    ],
+)
+def test_an_unusable_jax_is_named_with_the_reason(hardware, installed, expected):
+    reason = install_stack.unusable_jax(hardware, installed)
+    assert reason == expected if expected is None else expected in reason

@@ -3,11 +3,13 @@
 Standard library only (the runtime sessions import it before anything is installed). The nox
 sessions, requirements.txt, stacks/site.txt and .ci/run give pip the file itself (`-c`); the
 runtime runner (tools.runtimes) asks here for `name==version` of the packages it adds to a
-runtime. No command line.
+runtime. It also loads `stacks/install.py`, the install cell's script, as the module
+`install_stack` (the one home for running pip and for PEP 503 names). No command line.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -25,10 +27,17 @@ class PinError(LookupError):
     which file and the fix."""
 
 
-def normalize(name: str) -> str:
-    """A distribution name as the package index compares it (PEP 503): lowercase, every run of
-    `-`, `_` and `.` one `-`."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+def _install_stack():
+    """stacks/install.py, the install cell's script, as a module."""
+    location = paths.ROOT / "stacks" / "install.py"
+    spec = importlib.util.spec_from_file_location("install_stack", location)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+install_stack = _install_stack()
+normalize = install_stack.normalize  # PEP 503: lowercase, every run of `-`, `_`, `.` one `-`
 
 
 def read(path: Path = TOOLS) -> dict[str, str]:

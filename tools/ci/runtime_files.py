@@ -8,14 +8,13 @@ Standard library only (noxfile.py imports it).
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools import paths  # standard library only, like this module
+from tools import paths, pins  # standard library only, like this module
 
 ROOT = paths.ROOT
 FOLDER = ROOT / "stacks" / "runtimes"
@@ -27,16 +26,8 @@ class RuntimeListError(RuntimeError):
     """A runtime's package list or settings cannot be used; the message says the fix."""
 
 
-def _install_stack():
-    """stacks/install.py, the install cell's script, as a module (one home for running pip)."""
-    spec = importlib.util.spec_from_file_location("install_stack", ROOT / "stacks/install.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-install_stack = _install_stack()
-normalize = install_stack.normalize
+install_stack = pins.install_stack  # stacks/install.py: the one home for running pip
+normalize = pins.normalize
 
 
 @dataclass(frozen=True)

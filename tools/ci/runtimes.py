@@ -142,20 +142,50 @@ def install(runtime: Runtime, folder: Path) -> Plan:
 
 
 def _list_problem(runtime: Runtime, message: str) -> str | None:
-    """Names the list line behind a pip failure over a package the index lacks."""
-    missing = re.search(r"pip found no (\S+?)(?:==\S+)? for Python", message)
-    lines = [
-        line
-        for line in runtime.lines
-        if missing and requirement_name(line) == normalize(missing[1])
-    ]
-    if not lines:
-        return None
-    return (
-        f"{runtime.list_path.relative_to(ROOT)} has {lines[0]!r}, which the package index lacks "
-        f"for Python {runtime.python}: add a rule with its reason under [skip] in "
-        "stacks/runtimes/runtimes.toml, or refresh the list if the runtime changed."
+    """Names the list's file, line and text behind a pip failure over one package (missing from
+    the index, or the index not reached), with pip's cause first."""
+    named = re.search(
+        r"No matching distribution found for (\S+)|pip found no (\S+?) for Python|"
+        r"could not reach the package index for (\S+?)[ :]",
+        message,
     )
+    name = requirement_name(next(g for g in named.groups() if g)) if named else None
+    found = [(n, line) for n, line in numbered_lines(runtime) if requirement_name(line) == name]
+    if not name or not found:
+        return None
+    number, line = found[0]
+    where = f"{display(runtime.list_path)}{f' line {number}' if number else ''}"
+    fix = (
+        "check the network and run the session again"
+        if "could not reach" in message
+        else "add a rule with its reason under [skip] in stacks/runtimes/runtimes.toml, or "
+        "refresh the list if the runtime changed"
+    )
+    cause = message.splitlines()[0]
+    rest = "\n".join(message.splitlines()[1:])
+    return (
+        f"{where} has {line!r}, which pip could not install for Python {runtime.python}: "
+        f"{fix}.\npip: {cause}\n{rest}"
+    )
+
+
+def numbered_lines(runtime: Runtime) -> list[tuple[int, str]]:
+    """The runtime's requirement lines with their line numbers in its list file (0 where the
+    file does not hold the line)."""
+    try:
+        text = runtime.list_path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        text = []
+    numbers = {line.strip(): n for n, line in reversed(list(enumerate(text, 1)))}
+    return [(numbers.get(line, 0), line) for line in runtime.lines]
+
+
+def display(path: Path) -> str:
+    """`path` relative to the checkout where it lies in it, else as given."""
+    try:
+        return str(path.relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 # Run: every notebook of the runtime's stacks, from cell 1 ------------------------------------

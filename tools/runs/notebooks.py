@@ -88,6 +88,26 @@ class NotebookFailed(RuntimeError):
     """A notebook raised an error, or its reference cells differ; the message says where."""
 
 
+class OutputError(NotebookFailed):
+    """A copy could not be written (a full disk, a read-only folder); the rest would fail too."""
+
+
+@contextlib.contextmanager
+def _writing(output: Path):
+    """Turns an OSError while `output` is written into an OutputError that names it and the
+    fix, after deleting the incomplete copy (the runner made it; the notebook is untouched)."""
+    try:
+        yield
+    except OSError as error:
+        with contextlib.suppress(OSError):
+            output.unlink(missing_ok=True)
+        raise OutputError(
+            f"{output}: could not be written ({error.strerror or error}): free space on that "
+            "disk, or name another --out. The incomplete copy was deleted; the notebook itself "
+            "is unchanged."
+        ) from None
+
+
 def find_notebooks(languages: list[str] | None = None) -> list[Path]:
     """Returns the notebooks of the given languages (default: every language), sorted, without
     those that need an environment of their own (`paths.OWN_ENVIRONMENT`: name them)."""
@@ -125,7 +145,7 @@ def execute(
     params = ci_parameters(notebook) if parameters is None else parameters
     record = run_record()
     try:
-        with _kernel_environment():
+        with _kernel_environment(), _writing(output):
             papermill.execute_notebook(
                 str(notebook),
                 str(output),
@@ -144,7 +164,8 @@ def execute(
         ) from None
     executed = notebook_file.read(output)
     executed.metadata.setdefault(RUN_METADATA, {})["run"] = record
-    nbformat.write(executed, output)
+    with _writing(output):
+        nbformat.write(executed, output)
     return output
 
 
@@ -303,15 +324,16 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
     stored = references(notebook)
     output = _output(notebook, output_dir)
     output.parent.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(
-        str(notebook),
-        str(output),
-        parameters=ci_parameters(notebook),
-        prepare_only=True,
-        language="python",
-        kernel_name="python3",
-        progress_bar=False,
-    )
+    with _writing(output):
+        papermill.execute_notebook(
+            str(notebook),
+            str(output),
+            parameters=ci_parameters(notebook),
+            prepare_only=True,
+            language="python",
+            kernel_name="python3",
+            progress_bar=False,
+        )
     prepared = notebook_file.read(output)
     for cell in prepared.cells:
         if not notebook_file.is_reference_cell(cell):
@@ -324,7 +346,8 @@ def prepare(notebook: Path, output_dir: Path) -> Path:
         cell.outputs = [nbformat.from_dict(o) for o in stored[cell.id]]
         cell.execution_count = 1  # nbval compares only cells that ran in the reference
         cell.metadata.setdefault("tags", []).append(NBVAL_CHECK)
-    nbformat.write(prepared, output)
+    with _writing(output):
+        nbformat.write(prepared, output)
     return output
 
 
@@ -379,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     except (outputs.NotOwnedError, NotebookFailed) as error:
         parser.error(str(error))
     failures = []
-    for notebook in notebooks:
+    for index, notebook in enumerate(notebooks):
         start = time.perf_counter()
         try:
             if args.command == "refs":
@@ -394,6 +417,10 @@ def main(argv: list[str] | None = None) -> int:
         except (NotebookFailed, notebook_file.NotebookFileError) as error:
             failures.append(str(error))
             print(f"FAILED {error}", flush=True)
+            if isinstance(error, OutputError):
+                left = len(notebooks) - index - 1
+                print(f"Stopped: {left} more notebook{'s' * (left != 1)} not run.", flush=True)
+                return 1
             continue
         seconds = time.perf_counter() - start
         print(f"ok     {_shown(notebook)} ({seconds:.1f} s{note})", flush=True)
