@@ -228,3 +228,14 @@ def test_check_created_in_scope_with_none_names_it():
 
     with pytest.raises(ValueError, match=r"^model is None: pass the object itself, e\.g\. model="):
         training.check_created_in_scope(object(), model=None)
+
+
+@pytest.mark.parametrize(
+    ("strategy", "objects"), [(None, {}), (None, {"model": object()}), ("strategy", {})]
+)
+def test_check_created_in_scope_without_a_strategy_or_objects_says_what_to_pass(strategy, objects):
+    # Before: `check_created_in_scope(None)` checked nothing and returned None.
+    from tpuhelpers import training
+
+    with pytest.raises(ValueError, match=r"Pass a strategy and what to check"):
+        training.check_created_in_scope(strategy, **objects)

@@ -31,6 +31,8 @@ def check_created_in_scope(strategy: Any, **objects: Any) -> None:
     """A ValueError naming each of `objects` (`model=model`...) made outside `strategy.scope()`."""
     if missing := [name for name, obj in objects.items() if obj is None]:
         raise ValueError(f"{', '.join(missing)} is None: pass the object itself, e.g. model=model.")
+    if not hasattr(strategy, "extended") or not objects:
+        raise ValueError("Pass a strategy and what to check: (strategy, model=model, ...).")
     if outside := [name for name, obj in objects.items() if not _in_scope(strategy, obj)]:
         names = ", ".join(outside)
         was, its = ("was", "its") if len(outside) == 1 else ("were", "their")
